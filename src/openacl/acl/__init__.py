@@ -1,0 +1,74 @@
+"""The pyACL facade: ``import acl`` resolves here under ``openacl run`` or after ``openacl.install()``.
+
+Top level: ``init``, ``finalize``, ``finalize_reference`` and the data-buffer functions; submodules ``rt`` and
+``util``. Every function parses its arguments as pyACL does and maps runtime errors to return codes; all
+state and checks live in ``openacl.runtime``.
+"""
+
+from __future__ import annotations
+
+from openacl.acl import rt, util
+from openacl.acl._args import BARE, VALUE, api
+from openacl.runtime import memory as _memory
+from openacl.runtime import state as _state
+
+SUBMODULES = ("rt", "util")
+
+__all__ = [
+    "create_data_buffer",
+    "destroy_data_buffer",
+    "finalize",
+    "finalize_reference",
+    "get_data_buffer_addr",
+    "get_data_buffer_size",
+    "get_data_buffer_size_v2",
+    "init",
+    "rt",
+    "update_data_buffer",
+    "util",
+]
+
+
+@api("|s")
+def init(config_path=None):
+    _state.init(config_path or None)
+
+
+@api("")
+def finalize():
+    _state.finalize()
+
+
+@api("", VALUE)
+def finalize_reference():
+    return _state.finalize_reference()
+
+
+@api("kK", BARE)
+def create_data_buffer(data, size):
+    return _memory.create_data_buffer(data, size)
+
+
+@api("k")
+def destroy_data_buffer(data_buffer):
+    _memory.destroy_data_buffer(data_buffer)
+
+
+@api("k", BARE)
+def get_data_buffer_addr(data_buffer):
+    return _memory.data_buffers.get(data_buffer).addr
+
+
+@api("k", BARE)
+def get_data_buffer_size(data_buffer):
+    return _memory.data_buffers.get(data_buffer).size & 0xFFFFFFFF
+
+
+@api("k", BARE)
+def get_data_buffer_size_v2(data_buffer):
+    return _memory.data_buffers.get(data_buffer).size
+
+
+@api("kkK")
+def update_data_buffer(data_buffer, data, size):
+    _memory.update_data_buffer(data_buffer, data, size)

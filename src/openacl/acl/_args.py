@@ -1,0 +1,159 @@
+"""pyACL's calling convention, declared once per function.
+
+pyACL functions are C wrappers: they parse positional arguments with a ``PyArg_ParseTuple`` format
+(``"k"`` unsigned long, ``"K"`` unsigned long long, ``"i"`` int, ``"I"`` unsigned int, ``"s"`` str,
+``"O"`` any object, ``"|"`` optional from here on), raise ``TypeError("acl.<sub>.<name> args parse failed")``
+when they cannot, and return the ``aclError`` as ``ret`` or ``(value, ret)``. The ``@api`` decorator does
+all of that, so facade functions only convert objects and call the runtime; this is the one place that
+raises the parse error and the one place that turns ``AclError`` into a return code (and logs it, once).
+
+As in CPython, ``k``/``K``/``I`` do no overflow check (``-1`` becomes ``2**64 - 1``); ``i`` does, and an
+out-of-range int fails the parse.
+"""
+
+from __future__ import annotations
+
+import functools
+import operator
+from collections.abc import Callable
+
+from openacl.errors import AclCode, AclError
+from openacl.log import get_logger
+from openacl.runtime.threads import ThreadFailed
+
+log = get_logger("acl")
+
+_U64 = (1 << 64) - 1
+_U32 = (1 << 32) - 1
+
+RET = "ret"  # returns the code
+VALUE = "value"  # returns (value, code)
+VALUES = "values"  # returns (*values, code)
+BARE = "bare"  # returns the value alone; ``failure`` on error (pyACL's pointer-returning creators)
+RAISE = "raise"  # returns the value alone; ValueError on error (acl.util helpers, which have no code)
+
+
+class ArgumentTypeError(TypeError):
+    """A TypeError that pyACL itself raises (parse failures, non-callable callbacks)."""
+
+
+class ArgumentValueError(ValueError):
+    """A ValueError that pyACL itself raises (e.g. ``bytes_to_ptr`` of a non-bytes object)."""
+
+
+_PASS_THROUGH = (ArgumentTypeError, ArgumentValueError, ThreadFailed)
+
+
+def _unsigned(mask: int) -> Callable[[object], int]:
+    def convert(value: object) -> int:
+        if not isinstance(value, int):
+            raise TypeError
+        return value & mask
+
+    return convert
+
+
+def _int32(value: object) -> int:
+    if isinstance(value, float):
+        raise TypeError
+    number = operator.index(value)
+    if not -(1 << 31) <= number < (1 << 31):
+        raise OverflowError
+    return number
+
+
+def _string(value: object) -> str:
+    if not isinstance(value, str) or "\x00" in value:
+        raise TypeError
+    value.encode("utf-8")  # lone surrogates fail here, as in CPython's "s"
+    return value
+
+
+def _double(value: object) -> float:
+    return float(operator.index(value)) if isinstance(value, int) else float(value)  # type: ignore[arg-type]
+
+
+_CONVERTERS: dict[str, Callable[[object], object]] = {
+    "k": _unsigned(_U64),
+    "K": _unsigned(_U64),
+    "I": _unsigned(_U32),
+    "i": _int32,
+    "s": _string,
+    "d": _double,
+    "O": lambda value: value,
+}
+
+
+def parser(fmt: str, qualname: str) -> Callable[[tuple, dict], list]:
+    """Build the argument parser for a ``PyArg_ParseTuple`` format; ``*`` at the end ignores extra args."""
+    ignore_extra = fmt.endswith("*")
+    fmt = fmt.rstrip("*")
+    required = fmt.index("|") if "|" in fmt else len(fmt)
+    converters = [_CONVERTERS[c] for c in fmt.replace("|", "")]
+    most = len(converters)
+    message = f"{qualname} args parse failed"
+
+    def parse(args: tuple, kwargs: dict) -> list:
+        n = len(args)
+        if kwargs or n < required or (n > most and not ignore_extra):
+            raise ArgumentTypeError(message)
+        try:
+            return [convert(arg) for convert, arg in zip(converters, args, strict=False)]
+        except (TypeError, ValueError, OverflowError):
+            raise ArgumentTypeError(message) from None
+
+    return parse
+
+
+def api(fmt: str, returns: str = RET, failure: object = 0, sub: str | None = None):
+    """Declare a pyACL function: its argument format and its return convention."""
+
+    def decorate(body: Callable) -> Callable:
+        module = sub if sub is not None else body.__module__.rpartition(".")[2]
+        qualname = f"acl.{body.__name__}" if module == "acl" else f"acl.{module}.{body.__name__}"
+        parse = parser(fmt, qualname)
+
+        def fail(code: int):
+            if returns == VALUE:
+                return failure, code
+            if returns == VALUES:
+                return (*failure, code)  # type: ignore[misc]
+            if returns == BARE:
+                return failure
+            return code
+
+        @functools.wraps(body)
+        def wrapper(*args, **kwargs):
+            parsed = parse(args, kwargs)
+            try:
+                value = body(*parsed)
+            except AclError as exc:
+                log.log(exc.level, "%s: %s", qualname, exc)
+                if returns == RAISE:
+                    raise ArgumentValueError(f"{qualname}: {exc.detail or exc}") from None
+                return fail(int(exc.code))
+            except _PASS_THROUGH:
+                raise
+            except MemoryError:
+                log.error("%s: out of host memory", qualname)
+                return fail(int(AclCode.ACL_ERROR_BAD_ALLOC))
+            except Exception:
+                log.exception("%s: internal error", qualname)
+                return fail(int(AclCode.ACL_ERROR_INTERNAL_ERROR))
+            if returns == RET:
+                return 0
+            if returns == VALUE:
+                return value, 0
+            if returns == VALUES:
+                return (*value, 0)
+            return value
+
+        wrapper.acl_name = qualname  # type: ignore[attr-defined]
+        return wrapper
+
+    return decorate
+
+
+def require_callable(fn: object) -> None:
+    if not callable(fn):
+        raise ArgumentTypeError("parameter must be callable")

@@ -1,0 +1,93 @@
+"""CANN-style logging for openacl.
+
+CANN reads its log level from ``ASCEND_GLOBAL_LOG_LEVEL`` (0 debug, 1 info, 2 warning, 3 error, 4 null;
+default 3) and prints to stdout when ``ASCEND_SLOG_PRINT_TO_STDOUT=1``. openacl honours both: with stdout
+printing on, records go to stdout in CANN's line format; otherwise they go through Python ``logging`` under the
+``openacl`` logger, so applications route them like any other library's logs.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import threading
+import time
+
+LOGGER_NAME = "openacl"
+_NULL_LEVEL = logging.CRITICAL + 10
+_CANN_LEVELS = {0: logging.DEBUG, 1: logging.INFO, 2: logging.WARNING, 3: logging.ERROR, 4: _NULL_LEVEL}
+_CANN_NAMES = {
+    logging.DEBUG: "DEBUG",
+    logging.INFO: "INFO",
+    logging.WARNING: "WARNING",
+    logging.ERROR: "ERROR",
+}
+
+root = logging.getLogger(LOGGER_NAME)
+
+
+class CannFormatter(logging.Formatter):
+    """``[ERROR] OPENACL(pid,python):2026-12-02-12:05:47.123.456 [stream.py:42]140234 message``."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        seconds = int(record.created)
+        micros = int((record.created - seconds) * 1_000_000)
+        stamp = time.strftime("%Y-%m-%d-%H:%M:%S", time.localtime(seconds))
+        level = _CANN_NAMES.get(record.levelno, record.levelname)
+        line = (
+            f"[{level}] OPENACL({record.process},python):{stamp}.{micros // 1000:03d}.{micros % 1000:03d} "
+            f"[{record.filename}:{record.lineno}]{record.thread} {record.getMessage()}"
+        )
+        if record.exc_info:
+            line += "\n" + self.formatException(record.exc_info)
+        return line
+
+
+class _StdoutHandler(logging.StreamHandler):
+    """Writes to whatever ``sys.stdout`` is at the time (pytest and ``openacl run`` replace it)."""
+
+    def __init__(self) -> None:
+        super().__init__(sys.stdout)
+        self.setFormatter(CannFormatter())
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.setStream(sys.stdout)
+        super().emit(record)
+
+
+_lock = threading.Lock()
+_stdout_handler: _StdoutHandler | None = None
+
+
+def level_from_env() -> int:
+    """The ``logging`` level that ``ASCEND_GLOBAL_LOG_LEVEL`` asks for (error when unset or unreadable)."""
+    raw = os.environ.get("ASCEND_GLOBAL_LOG_LEVEL", "3").strip()
+    try:
+        return _CANN_LEVELS[int(raw)]
+    except (ValueError, KeyError):
+        return logging.ERROR
+
+
+def configure() -> None:
+    """(Re)read the environment; called on import and by ``acl.init``."""
+    global _stdout_handler
+    with _lock:
+        root.setLevel(level_from_env())
+        to_stdout = os.environ.get("ASCEND_SLOG_PRINT_TO_STDOUT", "0").strip() == "1"
+        if to_stdout and _stdout_handler is None:
+            _stdout_handler = _StdoutHandler()
+            root.addHandler(_stdout_handler)
+            root.propagate = False
+        elif not to_stdout and _stdout_handler is not None:
+            root.removeHandler(_stdout_handler)
+            _stdout_handler = None
+            root.propagate = True
+
+
+def get_logger(name: str) -> logging.Logger:
+    """A child of the ``openacl`` logger, e.g. ``get_logger("rt")`` -> ``openacl.rt``."""
+    return root.getChild(name)
+
+
+configure()

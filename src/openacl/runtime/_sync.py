@@ -1,0 +1,114 @@
+"""The runtime's one scheduling lock and the waiter that user threads block on.
+
+All scheduling state (stream queues, task states, event generations, subscriptions) is guarded by ``LOCK``.
+Under the GIL a single lock costs little and keeps every state change easy to reason about.
+
+Invariant: no user code (callbacks, thread functions) and no blocking wait ever runs while ``LOCK`` is held.
+"""
+
+from __future__ import annotations
+
+import _thread
+import threading
+import time
+from queue import Empty, SimpleQueue
+
+LOCK = threading.Lock()
+
+
+class Wake:
+    """Put on a report queue to wake a thread blocked in ``process_report`` without giving it work."""
+
+    __slots__ = ("reason",)
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+
+class Waiter:
+    """One thread waiting for one condition, released by whoever makes the condition true.
+
+    A plain waiter blocks on a lock. A waiter made by a report thread instead blocks on that thread's report
+    queue, so that while it waits it can keep running the callbacks it is subscribed for (otherwise a report
+    thread that synchronizes a stream it serves would wait for itself).
+    """
+
+    __slots__ = ("_lock", "done", "queue")
+
+    def __init__(self, queue: SimpleQueue | None = None) -> None:
+        self.done = False
+        self.queue = queue
+        self._lock = None
+        if queue is None:
+            self._lock = _thread.allocate_lock()
+            self._lock.acquire()
+
+    def release(self) -> None:
+        """Mark done and wake the waiting thread (no-op once done, e.g. after a timeout). Hold ``LOCK``."""
+        if self.done:
+            return
+        self.done = True
+        if self.queue is not None:
+            self.queue.put(Wake("waiter released"))
+        else:
+            self._lock.release()
+
+    def block(self, timeout: float) -> bool:
+        """Plain waiters only: wait up to ``timeout`` seconds (negative: forever). True once released."""
+        return self._lock.acquire(timeout=timeout)
+
+
+# Report threads by thread ident, kept by report.py: objects with ``queue`` (their SimpleQueue) and
+# ``serve(item)``, which runs one queued report. A waiting report thread keeps serving its reports.
+REPORT_THREADS: dict[int, object] = {}
+
+# Called (without LOCK) every ``SLICE`` seconds while a thread waits: report.py reaps report threads that
+# have exited, so work that only they could run does not hang a waiter forever.
+IDLE_HOOKS: list = []
+SLICE = 0.2
+
+# Callbacks running on each thread, innermost last; a wait that needs one of them to finish would deadlock.
+running = threading.local()
+
+
+def running_callbacks() -> list:
+    tasks = getattr(running, "tasks", None)
+    if tasks is None:
+        tasks = running.tasks = []
+    return tasks
+
+
+def wait(attach, timeout: float | None) -> bool:
+    """Block until a condition holds; False when ``timeout`` (seconds; None = forever) ran out first.
+
+    ``attach(waiter)`` is called with ``LOCK`` held: it returns True if the condition already holds, else
+    it arranges for ``waiter.release()`` to be called (under ``LOCK``) once it does.
+    """
+    reporter = REPORT_THREADS.get(threading.get_ident())
+    waiter = Waiter(reporter.queue if reporter is not None else None)
+    with LOCK:
+        if attach(waiter):
+            return True
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while True:
+        if waiter.done:
+            return True
+        remaining = SLICE if deadline is None else min(SLICE, deadline - time.monotonic())
+        if remaining <= 0:
+            with LOCK:
+                if waiter.done:
+                    return True
+                waiter.done = True  # stop whoever would release it from touching a lock nobody waits on
+                return False
+        if reporter is not None:
+            try:
+                item = reporter.queue.get(timeout=remaining)
+            except Empty:
+                item = None
+            if item is not None and not isinstance(item, Wake):
+                reporter.serve(item)
+        elif waiter.block(remaining):
+            return True
+        if not waiter.done:
+            for hook in list(IDLE_HOOKS):
+                hook()

@@ -1,0 +1,59 @@
+"""Handle tables: the plain ints that pyACL hands out for contexts, streams, events and buffers.
+
+Handles look like addresses (as in pyACL), are unique over the life of the process and never reused, so a
+stale handle can never reach a newer object. Each kind has its own table; a handle of one kind passed where
+another is expected is simply not found.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from typing import Generic, TypeVar
+
+from openacl.errors import AclCode, AclError
+
+T = TypeVar("T")
+
+_HANDLE_BASE = 0x0AC1_0000_0000
+_counter = itertools.count(1)
+_counter_lock = threading.Lock()
+
+
+def new_handle() -> int:
+    with _counter_lock:
+        return _HANDLE_BASE + next(_counter) * 16
+
+
+class HandleTable(Generic[T]):
+    """Maps handles of one kind to their objects; lookups of unknown handles raise ``AclError``."""
+
+    def __init__(self, kind: str, code: AclCode = AclCode.ACL_ERROR_INVALID_PARAM) -> None:
+        self.kind = kind
+        self.code = code
+        self._objects: dict[int, T] = {}
+
+    def add(self, obj: T) -> int:
+        handle = new_handle()
+        self._objects[handle] = obj
+        return handle
+
+    def get(self, handle: int) -> T:
+        try:
+            return self._objects[handle]
+        except KeyError:
+            raise AclError(self.code, f"{self.kind} {handle:#x} does not exist (never created or destroyed)") from None
+
+    def remove(self, handle: int) -> T:
+        obj = self.get(handle)
+        del self._objects[handle]
+        return obj
+
+    def __contains__(self, handle: int) -> bool:
+        return handle in self._objects
+
+    def __len__(self) -> int:
+        return len(self._objects)
+
+    def values(self) -> list[T]:
+        return list(self._objects.values())

@@ -1,0 +1,393 @@
+"""Memory with real addresses, and the checks that keep every pointer inside memory we know.
+
+Device memory (``malloc``) and pinned host memory (``malloc_host``) are numpy buffers, 64-byte aligned;
+their addresses are real, so ``ctypes.string_at`` and ``acl.util.ptr_to_bytes`` read them. Python objects
+whose address a program takes (``bytes_to_ptr``, ``numpy_to_ptr``) are registered as host memory too.
+
+Guarantees:
+- Every address a copy, memset or view touches lies inside one known region, and a copy never writes into
+  read-only memory: a bad pointer or size is ``ACL_ERROR_INVALID_PARAM``, never a segfault.
+- Freeing only unregisters an address. The bytes stay alive while anything still uses them (a numpy view
+  from ``ptr_to_numpy``, an asynchronous copy in flight), so a use after free cannot crash the process.
+- A registered Python object is held until the program drops its last reference to it.
+"""
+
+from __future__ import annotations
+
+import bisect
+import ctypes
+import enum
+import os
+import sys
+import threading
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from openacl.errors import AclCode, AclError
+from openacl.log import get_logger
+from openacl.runtime.handles import HandleTable
+from openacl.runtime.stream import Stream, Task
+
+log = get_logger("rt")
+
+ALIGNMENT = 64
+MALLOC_POLICIES = range(0, 8)  # HUGE_FIRST .. HUGE1G_ONLY_P2P
+ACL_MEMCPY_HOST_TO_HOST, ACL_MEMCPY_HOST_TO_DEVICE, ACL_MEMCPY_DEVICE_TO_HOST = 0, 1, 2
+ACL_MEMCPY_DEVICE_TO_DEVICE, ACL_MEMCPY_DEFAULT, ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE = 3, 4, 5
+ACL_MEMCPY_INNER_DEVICE_TO_DEVICE, ACL_MEMCPY_INTER_DEVICE_TO_DEVICE = 6, 7
+_INVALID = AclCode.ACL_ERROR_INVALID_PARAM
+
+
+class Kind(enum.Enum):
+    DEVICE = "device"
+    HOST = "host"  # malloc_host
+    USER = "user"  # a Python object's own memory (bytes_to_ptr, numpy_to_ptr)
+
+    @property
+    def on_host(self) -> bool:
+        return self is not Kind.DEVICE
+
+
+# What each memcpy kind requires of (src, dst): True = device memory, False = host memory, None = either.
+_COPY_SIDES: dict[int, tuple[bool | None, bool | None]] = {
+    ACL_MEMCPY_HOST_TO_HOST: (False, False),
+    ACL_MEMCPY_HOST_TO_DEVICE: (False, True),
+    ACL_MEMCPY_DEVICE_TO_HOST: (True, False),
+    ACL_MEMCPY_DEVICE_TO_DEVICE: (True, True),
+    ACL_MEMCPY_DEFAULT: (None, None),
+    ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE: (False, True),
+    ACL_MEMCPY_INNER_DEVICE_TO_DEVICE: (True, True),
+    ACL_MEMCPY_INTER_DEVICE_TO_DEVICE: (True, True),
+}
+
+
+@dataclass(eq=False)
+class Region:
+    """A range of known memory. ``keep`` holds what keeps the bytes alive."""
+
+    addr: int
+    size: int
+    kind: Kind
+    keep: object
+    writable: bool = True
+    device_id: int = -1
+    owner: object = field(default=None, repr=False)  # the user's object, for USER regions
+
+    @property
+    def end(self) -> int:
+        return self.addr + self.size
+
+
+class AddressSpace:
+    """Known regions, sorted by start address."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._starts: list[int] = []
+        self._regions: list[Region] = []
+        self._user_count = 0
+        self._next_sweep = 256
+
+    def add(self, region: Region) -> None:
+        with self._lock:
+            i = bisect.bisect_right(self._starts, region.addr)
+            self._starts.insert(i, region.addr)
+            self._regions.insert(i, region)
+            if region.kind is Kind.USER:
+                self._user_count += 1
+                if self._user_count >= self._next_sweep:
+                    self._sweep_locked()
+
+    def _sweep_locked(self) -> None:
+        """Forget USER regions whose object nobody but us references any more."""
+        keep_starts, keep_regions = [], []
+        for start, region in zip(self._starts, self._regions, strict=True):
+            # References: region.owner, region.keep (often the same object), and getrefcount's argument.
+            ours = 2 + (region.keep is region.owner)
+            if region.kind is Kind.USER and sys.getrefcount(region.owner) <= ours:
+                continue
+            keep_starts.append(start)
+            keep_regions.append(region)
+        self._starts, self._regions = keep_starts, keep_regions
+        self._user_count = sum(1 for r in keep_regions if r.kind is Kind.USER)
+        self._next_sweep = max(256, 2 * self._user_count)
+
+    def remove_start(self, addr: int, kind: Kind) -> Region:
+        with self._lock:
+            i = bisect.bisect_left(self._starts, addr)
+            while i < len(self._starts) and self._starts[i] == addr:
+                region = self._regions[i]
+                if region.kind is kind:
+                    del self._starts[i], self._regions[i]
+                    return region
+                i += 1
+        raise AclError(_INVALID, f"{addr:#x} is not the start of a live {kind.value} allocation")
+
+    def find(self, addr: int, size: int) -> Region | None:
+        """The region holding ``[addr, addr + size)``, or None."""
+        with self._lock:
+            i = bisect.bisect_right(self._starts, addr) - 1
+            # Regions may overlap (two views of one array); look back over a few neighbours.
+            for j in range(i, max(i - 8, -1), -1):
+                region = self._regions[j]
+                if region.addr <= addr and addr + size <= region.end:
+                    return region
+        return None
+
+    def regions(self) -> list[Region]:
+        with self._lock:
+            return list(self._regions)
+
+    def remove_device(self, device_id: int) -> int:
+        """Forget every allocation of a device (reset); returns how many."""
+        with self._lock:
+            keep = [
+                (s, r)
+                for s, r in zip(self._starts, self._regions, strict=True)
+                if not (r.kind is Kind.DEVICE and r.device_id == device_id)
+            ]
+            removed = len(self._starts) - len(keep)
+            self._starts = [s for s, _ in keep]
+            self._regions = [r for _, r in keep]
+        return removed
+
+
+space = AddressSpace()
+
+
+def device_memory_limit() -> int:
+    """Bytes each simulated device may hand out (``OPENACL_DEVICE_MEMORY_MB``, default 32 GiB)."""
+    return int(os.environ.get("OPENACL_DEVICE_MEMORY_MB", "32768")) * 1024 * 1024
+
+
+def address_of(buffer: np.ndarray) -> int:
+    return buffer.__array_interface__["data"][0]
+
+
+def _allocate(size: int, kind: Kind, device_id: int) -> Region:
+    if size <= 0:
+        raise AclError(_INVALID, f"size {size} must be positive")
+    if size > device_memory_limit():
+        raise AclError(AclCode.ACL_ERROR_RT_MEMORY_ALLOCATION, f"{size} bytes is more than a device has")
+    try:
+        raw = np.empty(size + ALIGNMENT, np.uint8)
+    except MemoryError:
+        raise AclError(AclCode.ACL_ERROR_RT_MEMORY_ALLOCATION, f"out of memory allocating {size} bytes") from None
+    offset = -address_of(raw) % ALIGNMENT
+    buffer = raw[offset : offset + size]
+    region = Region(address_of(buffer), size, kind, buffer, device_id=device_id)
+    space.add(region)
+    return region
+
+
+def malloc(size: int, policy: int, device_id: int) -> int:
+    if policy not in MALLOC_POLICIES:
+        raise AclError(_INVALID, f"malloc policy {policy} is not one of 0..7")
+    used = sum(r.size for r in space.regions() if r.kind is Kind.DEVICE and r.device_id == device_id)
+    if used + size > device_memory_limit():
+        raise AclError(AclCode.ACL_ERROR_RT_MEMORY_ALLOCATION, f"device {device_id} has no {size} bytes left")
+    return _allocate(size, Kind.DEVICE, device_id).addr
+
+
+def free(addr: int) -> None:
+    space.remove_start(addr, Kind.DEVICE)
+
+
+def malloc_host(size: int) -> int:
+    return _allocate(size, Kind.HOST, -1).addr
+
+
+def free_host(addr: int) -> None:
+    space.remove_start(addr, Kind.HOST)
+
+
+def region_for(addr: int, size: int, what: str, *, write: bool = False) -> Region:
+    """The region holding ``[addr, addr + size)``; raises INVALID_PARAM naming ``what`` otherwise."""
+    if size < 0:
+        raise AclError(_INVALID, f"{what}: negative size {size}")
+    region = space.find(addr, max(size, 1))
+    if region is None:
+        raise AclError(_INVALID, f"{what} {addr:#x} (+{size} bytes) is not inside any allocation")
+    if write and not region.writable:
+        raise AclError(_INVALID, f"{what} {addr:#x} is read-only memory")
+    return region
+
+
+def check_copy(dst: int, dst_max: int, src: int, count: int, kind: int) -> tuple[Region, Region]:
+    """Validate a memcpy; return the (dst, src) regions."""
+    sides = _COPY_SIDES.get(kind)
+    if sides is None:
+        raise AclError(_INVALID, f"memcpy kind {kind} is not one of 0..7")
+    if count < 0 or dst_max < 0:
+        raise AclError(_INVALID, f"negative size (count {count}, dst_max {dst_max})")
+    if count > dst_max:
+        raise AclError(_INVALID, f"count {count} is larger than dst_max {dst_max}")
+    dst_region = region_for(dst, count, "destination", write=True)
+    src_region = region_for(src, count, "source")
+    for name, region, want_device in (
+        ("source", src_region, sides[0]),
+        ("destination", dst_region, sides[1]),
+    ):
+        if want_device is not None and (region.kind is Kind.DEVICE) != want_device:
+            where = "device" if want_device else "host"
+            raise AclError(_INVALID, f"memcpy kind {kind}: {name} must be {where} memory, not {region.kind.value}")
+    return dst_region, src_region
+
+
+def copy(dst: int, src: int, count: int) -> None:
+    if count:
+        ctypes.memmove(dst, src, count)
+
+
+def check_set(addr: int, max_count: int, count: int) -> Region:
+    if count < 0 or max_count < 0:
+        raise AclError(_INVALID, f"negative size (count {count}, max_count {max_count})")
+    if count > max_count:
+        raise AclError(_INVALID, f"count {count} is larger than max_count {max_count}")
+    return region_for(addr, count, "memset address", write=True)
+
+
+def fill(addr: int, value: int, count: int) -> None:
+    if count:
+        ctypes.memset(addr, value & 0xFF, count)
+
+
+# ----- Python objects' memory (acl.util) -----
+
+
+def _register_user(addr: int, size: int, owner: object, keep: object, writable: bool) -> None:
+    inside = space.find(addr, max(size, 1))
+    if inside is not None and inside.kind is not Kind.USER:
+        return  # a view of memory we allocated: already known
+    space.add(Region(addr, size, Kind.USER, keep, writable=writable, owner=owner))
+
+
+def bytes_address(data: bytes) -> int:
+    """Address of a bytes object's own buffer (no copy); the object is registered as host memory.
+
+    As in pyACL, the memory may be written through the pointer (a copy into it changes the bytes object).
+    """
+    addr = ctypes.cast(ctypes.c_char_p(data), ctypes.c_void_p).value or 0
+    _register_user(addr, len(data), data, data, writable=len(data) > 1)  # 1-byte bytes are shared singletons
+    return addr
+
+
+def array_address(array: np.ndarray) -> int:
+    """Address of an array's first element; the memory the array spans is registered as host memory."""
+    addr = address_of(array)
+    if array.flags.c_contiguous or array.flags.f_contiguous:
+        low, high = addr, addr + array.nbytes
+    else:
+        low, high = np.lib.array_utils.byte_bounds(array)
+    _register_user(low, high - low, array, array, writable=bool(array.flags.writeable))
+    return addr
+
+
+def read_bytes(addr: int, size: int) -> bytes:
+    region = region_for(addr, size, "pointer")
+    offset = addr - region.addr
+    return bytes(_byte_view(region)[offset : offset + size])
+
+
+def _byte_view(region: Region) -> np.ndarray:
+    keep = region.keep
+    if isinstance(keep, np.ndarray):
+        if keep.flags.c_contiguous and keep.dtype == np.uint8 and keep.ndim == 1:
+            return keep
+        return np.frombuffer(_PointerBuffer(region), np.uint8)
+    return np.frombuffer(_PointerBuffer(region), np.uint8)
+
+
+class _PointerBuffer:
+    """Exposes a region as a buffer while keeping the region's owner alive."""
+
+    def __init__(self, region: Region) -> None:
+        self._keep = region.keep
+        array_type = ctypes.c_char * region.size
+        self._array = array_type.from_address(region.addr)
+        self.__array_interface__ = {
+            "shape": (region.size,),
+            "typestr": "|u1",
+            "data": (region.addr, not region.writable),
+            "version": 3,
+        }
+
+
+def view_array(addr: int, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    """A numpy array viewing known memory (no copy); it keeps that memory alive."""
+    if any(dim < 0 for dim in shape):
+        raise AclError(_INVALID, f"negative dimension in shape {shape}")
+    count = int(np.prod(shape, dtype=np.int64)) if shape else 1
+    nbytes = count * dtype.itemsize
+    region = region_for(addr, nbytes, "pointer")
+    view = np.asarray(_PointerBuffer(region))
+    offset = addr - region.addr
+    out = view[offset : offset + nbytes].view(dtype).reshape(shape)
+    if not region.writable:
+        out.flags.writeable = False
+    return out
+
+
+# ----- data buffers (aclDataBuffer) -----
+
+
+class DataBuffer:
+    """A (pointer, size) pair that models read from and write to."""
+
+    __slots__ = ("addr", "handle", "size")
+
+    def __init__(self, addr: int, size: int) -> None:
+        self.addr, self.size, self.handle = addr, size, 0
+
+
+data_buffers: HandleTable[DataBuffer] = HandleTable("data buffer")
+
+
+def _check_buffer_memory(addr: int, size: int) -> None:
+    if size < 0:
+        raise AclError(_INVALID, f"data buffer size {size} is negative")
+    if addr == 0:
+        if size:
+            raise AclError(_INVALID, f"data buffer of {size} bytes at address 0")
+        return
+    region_for(addr, size, "data buffer address")
+
+
+def create_data_buffer(addr: int, size: int) -> int:
+    _check_buffer_memory(addr, size)
+    buffer = DataBuffer(addr, size)
+    buffer.handle = data_buffers.add(buffer)
+    return buffer.handle
+
+
+def update_data_buffer(handle: int, addr: int, size: int) -> None:
+    buffer = data_buffers.get(handle)
+    _check_buffer_memory(addr, size)
+    buffer.addr, buffer.size = addr, size
+
+
+def destroy_data_buffer(handle: int) -> None:
+    data_buffers.remove(handle)
+
+
+# ----- stream-ordered copies -----
+
+
+def enqueue_copy(stream: Stream, dst: int, dst_max: int, src: int, count: int, kind: int) -> None:
+    """Check now, copy when the stream gets there; the regions stay alive until then."""
+    dst_region, src_region = check_copy(dst, dst_max, src, count, kind)
+
+    def work(keep=(dst_region.keep, src_region.keep)) -> None:
+        copy(dst, src, count)
+
+    stream.enqueue(Task.work_task("memcpy_async", work))
+
+
+def enqueue_fill(stream: Stream, addr: int, max_count: int, value: int, count: int) -> None:
+    region = check_set(addr, max_count, count)
+
+    def work(keep=region.keep) -> None:
+        fill(addr, value, count)
+
+    stream.enqueue(Task.work_task("memset_async", work))

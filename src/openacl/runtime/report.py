@@ -1,0 +1,257 @@
+"""Stream callbacks: subscriptions, ``launch_callback`` and ``process_report`` (the stream-callback hub).
+
+Guarantees:
+- A stream has at most one subscribed thread; a thread serves streams of one device only; at most
+  ``MAX_THREADS`` threads are subscribed at once (CANN's documented limit), with a warning above 32.
+- A callback runs exactly once, on the thread subscribed to its stream, inside that thread's
+  ``process_report`` call (or inside a wait by that thread), in the order the stream reached it.
+- A callback's return value is ignored; its exception is logged with the traceback and goes no further.
+- No lock is held while a callback runs, so a callback may call the runtime (``malloc_host``, ``memcpy``,
+  ``launch_callback`` ...). A callback that waits for its own stream gets an error instead of a deadlock.
+- Callbacks that can no longer run are never lost silently: ``unsubscribe_report``, a forced stream destroy
+  and a report thread that has exited drop them with one warning that says how many.
+"""
+
+from __future__ import annotations
+
+import threading
+from queue import Empty, SimpleQueue
+
+from openacl import trace
+from openacl.errors import AclCode, AclError
+from openacl.log import get_logger
+from openacl.runtime import _sync
+from openacl.runtime._sync import LOCK, Wake, running_callbacks
+from openacl.runtime.stream import Stream, Task, TaskState
+
+log = get_logger("rt")
+
+MAX_THREADS = 1024
+RECOMMENDED_THREADS = 32
+ACL_CALLBACK_NO_BLOCK, ACL_CALLBACK_BLOCK = 0, 1
+_INFO = 20  # logging.INFO: CANN logs an expected timeout or a missing subscription at info level
+
+
+class ReportThread:
+    """A thread id that is subscribed to one or more streams of one device."""
+
+    def __init__(self, thread_id: int, device_id: int) -> None:
+        self.thread_id = thread_id
+        self.device_id = device_id
+        self.streams: set[Stream] = set()
+        self.queue: SimpleQueue = SimpleQueue()
+
+    def serve(self, item: object) -> None:
+        """Run one queued report (a callback task); Wake items are ignored."""
+        if isinstance(item, Task):
+            run_callback(item)
+
+
+_threads: dict[int, ReportThread] = {}
+
+
+def run_callback(task: Task) -> bool:
+    """Run a posted callback on the calling thread; False if it was dropped before it started."""
+    stream = task.stream
+    with LOCK:
+        if not stream.callback_started_locked(task):
+            return False
+    rec = trace.recorder
+    start = trace.now_ns() if rec is not None else 0
+    stack = running_callbacks()
+    stack.append(task)
+    try:
+        task.fn(task.user_data)
+    except Exception:
+        log.exception("stream %d: callback %r raised; the stream goes on", stream.id, task.fn)
+    finally:
+        stack.pop()
+        with LOCK:
+            stream.callback_finished_locked(task)
+    if rec is not None:
+        rec.add(
+            getattr(task.fn, "__qualname__", "callback"),
+            "callback",
+            task.reached_ns or start,
+            start,
+            trace.now_ns(),
+            stream=stream.id,
+            blocking=task.blocking,
+            queued_us=task.queued_ns / 1000,
+        )
+    return True
+
+
+def subscribe(thread_id: int, stream: Stream) -> None:
+    with LOCK:
+        if stream.subscription is not None:
+            raise AclError(
+                AclCode.ACL_ERROR_RT_STREAM_SUBSCRIBE,
+                f"stream {stream.id} is already subscribed by thread {stream.subscription.thread_id}",
+            )
+        reporter = _threads.get(thread_id)
+        if reporter is not None and reporter.device_id != stream.device_id:
+            raise AclError(
+                AclCode.ACL_ERROR_RT_THREAD_SUBSCRIBE,
+                f"thread {thread_id} already serves device {reporter.device_id}, not device {stream.device_id}",
+            )
+        if reporter is None:
+            if len(_threads) >= MAX_THREADS:
+                raise AclError(AclCode.ACL_ERROR_RT_INTERNAL_ERROR, f"more than {MAX_THREADS} subscribed threads")
+            reporter = _threads[thread_id] = ReportThread(thread_id, stream.device_id)
+            _sync.REPORT_THREADS[thread_id] = reporter
+            count = len(_threads)
+        else:
+            count = 0
+        reporter.streams.add(stream)
+        stream.subscription = reporter
+    if count > RECOMMENDED_THREADS:
+        log.warning("%d threads subscribed for callbacks; CANN recommends at most %d", count, RECOMMENDED_THREADS)
+
+
+def unsubscribe(thread_id: int, stream: Stream, *, reason: str = "unsubscribe_report") -> None:
+    """Unbind ``stream`` from ``thread_id``; callbacks not started yet are dropped, running ones waited for."""
+    with LOCK:
+        reporter = stream.subscription
+        if reporter is None:
+            raise AclError(AclCode.ACL_ERROR_RT_STREAM_SUBSCRIBE, f"stream {stream.id} is not subscribed")
+        if reporter.thread_id != thread_id:
+            raise AclError(
+                AclCode.ACL_ERROR_RT_THREAD_SUBSCRIBE,
+                f"stream {stream.id} is subscribed by thread {reporter.thread_id}, not {thread_id}",
+            )
+        running = _detach_locked(reporter, stream, reason)
+    _wait_for_running(running)
+
+
+def _detach_locked(reporter: ReportThread, stream: Stream, reason: str) -> list[Task]:
+    stream.subscription = None
+    reporter.streams.discard(stream)
+    dropped, running = stream.drop_callbacks_locked()
+    if dropped:
+        log.warning(
+            "%s: stream %d: %d callback(s) not run yet were dropped (synchronize the stream first to run them)",
+            reason,
+            stream.id,
+            dropped,
+        )
+    if not reporter.streams:
+        del _threads[reporter.thread_id]
+        _sync.REPORT_THREADS.pop(reporter.thread_id, None)
+        reporter.queue.put(Wake("unsubscribed"))
+    return running
+
+
+def _wait_for_running(running: list[Task]) -> None:
+    """Wait for callbacks that are running on other threads (never for one the caller is running)."""
+    mine = set(map(id, running_callbacks()))
+    for task in running:
+        if id(task) in mine:
+            continue
+
+        def attach(waiter, task=task) -> bool:
+            if task.state is not TaskState.RUNNING:
+                return True
+            task.waiters = [*(task.waiters or ()), waiter]
+            return False
+
+        _sync.wait(attach, None)
+
+
+def detach_stream(stream: Stream, reason: str) -> None:
+    """Remove any subscription of a stream that is going away."""
+    with LOCK:
+        reporter = stream.subscription
+        running = _detach_locked(reporter, stream, reason) if reporter is not None else []
+    _wait_for_running(running)
+
+
+def launch(fn, user_data, block_type: int, stream: Stream) -> None:
+    if block_type not in (ACL_CALLBACK_NO_BLOCK, ACL_CALLBACK_BLOCK):
+        raise AclError(
+            AclCode.ACL_ERROR_INVALID_PARAM, f"block_type {block_type} is neither 0 (NO_BLOCK) nor 1 (BLOCK)"
+        )
+    if fn is None:
+        raise AclError(AclCode.ACL_ERROR_RT_PARAM_INVALID, "callback function is NULL")
+    if stream.subscription is None:
+        raise AclError(
+            AclCode.ACL_ERROR_RT_STREAM_NO_CB_REG,
+            f"stream {stream.id} is not bound to any thread; call subscribe_report first",
+        )
+    stream.enqueue(Task.callback(fn, user_data, block_type == ACL_CALLBACK_BLOCK))
+
+
+def process_report(timeout_ms: int) -> None:
+    """Run every pending callback of the calling thread's streams; wait up to ``timeout_ms`` (-1: forever)."""
+    if timeout_ms == 0 or timeout_ms < -1:
+        raise AclError(AclCode.ACL_ERROR_INVALID_PARAM, f"timeout {timeout_ms} ms: use -1 or a positive value")
+    me = threading.get_ident()
+    reporter = _threads.get(me)
+    if reporter is None:
+        raise AclError(AclCode.ACL_ERROR_RT_THREAD_SUBSCRIBE, f"thread {me} is not subscribed", level=_INFO)
+    queue = reporter.queue
+    timeout = None if timeout_ms == -1 else timeout_ms / 1000
+    deadline = None if timeout is None else trace.now_ns() + timeout_ms * 1_000_000
+    while True:
+        try:
+            item = queue.get(timeout=timeout)
+        except Empty:
+            raise AclError(
+                AclCode.ACL_ERROR_RT_REPORT_TIMEOUT, f"no callback to run within {timeout_ms} ms", level=_INFO
+            ) from None
+        ran = isinstance(item, Task) and run_callback(item)
+        # Run what was already pending when we woke, but no more: a callback that keeps launching
+        # callbacks must not keep process_report from returning.
+        for _ in range(queue.qsize()):
+            try:
+                item = queue.get_nowait()
+            except Empty:
+                break
+            if isinstance(item, Task):
+                ran = run_callback(item) or ran
+        if ran:
+            return
+        if _threads.get(me) is not reporter:
+            raise AclError(AclCode.ACL_ERROR_RT_THREAD_SUBSCRIBE, f"thread {me} was unsubscribed", level=_INFO)
+        if deadline is not None:
+            timeout = (deadline - trace.now_ns()) / 1e9
+            if timeout <= 0:
+                raise AclError(
+                    AclCode.ACL_ERROR_RT_REPORT_TIMEOUT,
+                    f"no callback to run within {timeout_ms} ms",
+                    level=_INFO,
+                )
+
+
+def reap_exited_threads() -> None:
+    """Unsubscribe report threads that have exited, dropping (with a warning) callbacks only they could run."""
+    with LOCK:
+        if not _threads:
+            return
+        candidates = [r for r in _threads.values() if any(s.pending_callbacks_locked() for s in r.streams)]
+    if not candidates:
+        return
+    alive = {t.ident for t in threading.enumerate()}
+    for reporter in candidates:
+        if reporter.thread_id in alive:
+            continue
+        with LOCK:
+            if _threads.get(reporter.thread_id) is not reporter:
+                continue
+            for stream in list(reporter.streams):
+                _detach_locked(reporter, stream, f"report thread {reporter.thread_id} has exited")
+
+
+_sync.IDLE_HOOKS.append(reap_exited_threads)
+
+
+def subscribed_thread_count() -> int:
+    return len(_threads)
+
+
+def reset() -> None:
+    """Forget every subscription (process teardown)."""
+    with LOCK:
+        for reporter in list(_threads.values()):
+            for stream in list(reporter.streams):
+                _detach_locked(reporter, stream, "finalize")

@@ -1,0 +1,66 @@
+"""Threads for ``acl.util.start_thread`` / ``stop_thread``.
+
+As in pyACL, the id returned is the thread's pthread id (``threading.get_ident()`` of the new thread), the one
+``subscribe_report`` expects; ``thr_func(args)`` runs once (``thr_func()`` when args is None); an exception
+in it is printed and re-raised by ``stop_thread`` as ``RuntimeError``. ``stop_thread`` only joins: the program
+tells its thread to stop (an exit flag), as the pyACL samples do.
+"""
+
+from __future__ import annotations
+
+import errno
+import threading
+import traceback
+
+
+class ThreadFailed(RuntimeError):
+    """The thread function raised; pyACL's ``stop_thread`` raises this text as a RuntimeError."""
+
+
+_threads: dict[int, _UtilThread] = {}
+_lock = threading.Lock()
+
+
+class _UtilThread(threading.Thread):
+    def __init__(self, func, args) -> None:
+        super().__init__(name="acl-util-thread", daemon=True)
+        self._func = func
+        self._args = args
+        self.error: BaseException | None = None
+        self.started_ident = threading.Event()
+
+    def run(self) -> None:
+        try:
+            if self._args is None:
+                self._func()
+            else:
+                self._func(self._args)
+        except BaseException as exc:
+            self.error = exc
+            traceback.print_exc()
+
+
+def start_thread(func, args) -> int:
+    """Start ``func`` on a new thread; return its id."""
+    thread = _UtilThread(func, args)
+    thread.start()
+    with _lock:
+        _threads[thread.ident] = thread
+    return thread.ident
+
+
+def stop_thread(thread_id: int) -> int:
+    """Join a thread from ``start_thread``; returns 0, or the errno pthread_join would (ESRCH, EDEADLK)."""
+    with _lock:
+        thread = _threads.get(thread_id)
+    if thread is None:
+        return errno.ESRCH
+    if thread is threading.current_thread():
+        return errno.EDEADLK
+    thread.join()
+    with _lock:
+        _threads.pop(thread_id, None)
+    if thread.error is not None:
+        exc = thread.error
+        raise ThreadFailed(f"exception={type(exc).__name__},msg=thread call failed;{exc}")
+    return 0
