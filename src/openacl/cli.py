@@ -1,0 +1,85 @@
+"""The ``openacl`` command: ``demo`` (the stream-callback tour) and ``run`` (unmodified pyACL programs)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import runpy
+import sys
+
+EXAMPLES = """examples:
+  openacl demo
+  openacl run my_pyacl_app.py --device 0
+"""
+
+
+def _run(args: argparse.Namespace) -> int:
+    import openacl
+
+    script = args.script
+    if not os.path.isfile(script):
+        print(f"openacl run: no such file: {script}", file=sys.stderr)
+        return 2
+    openacl.install()
+    sys.argv = [script, *args.args]
+    sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
+    try:
+        runpy.run_path(script, run_name="__main__")
+    except SystemExit as exc:
+        code = exc.code
+        if code is None:
+            return 0
+        if isinstance(code, int):
+            return code
+        print(code, file=sys.stderr)
+        return 1
+    return 0
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from openacl.demo import run_demo
+
+    return run_demo(callbacks=args.callbacks, quiet=args.quiet)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="openacl",
+        description="Ascend pyACL's callback system in Python, on any Linux machine.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    demo = sub.add_parser(
+        "demo",
+        help="run the stream-callback tour and report what happened",
+        description="Queue copies and BLOCK/NO_BLOCK callbacks on streams served by a report thread, "
+        "then report ordering, threads and latency.",
+        epilog="example:\n  openacl demo --callbacks 2000",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    demo.add_argument("--callbacks", type=int, default=1000, help="callbacks per stream (default 1000)")
+    demo.add_argument("--quiet", action="store_true", help="print only the summary line")
+    demo.set_defaults(func=_demo)
+
+    run = sub.add_parser(
+        "run",
+        help="run a pyACL program with `import acl` resolving to openacl",
+        description="Run SCRIPT as __main__ with `import acl` resolving to openacl's facade.",
+        epilog="example:\n  openacl run examples/stream_callbacks.py",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    run.add_argument("script", help="the Python program to run")
+    run.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the program")
+    run.set_defaults(func=_run)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

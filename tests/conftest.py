@@ -1,0 +1,58 @@
+"""Shared fixtures: ``import acl`` resolves to openacl, and every test leaves no runtime state or thread behind."""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+import pytest
+
+import openacl
+
+openacl.install()
+
+import acl  # noqa: E402  (resolves to openacl's facade)
+
+from openacl.runtime import state  # noqa: E402
+
+OUR_THREADS = ("openacl-", "acl-util-thread")
+
+
+def _our_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name.startswith(OUR_THREADS) and t.is_alive()]
+
+
+@pytest.fixture(autouse=True)
+def clean_runtime():
+    """Reset the runtime after each test and fail the test if it left an openacl thread running."""
+    yield
+    state.reset(force=True)
+    leftover = []
+    for thread in _our_threads():
+        thread.join(timeout=5)
+        if thread.is_alive():
+            leftover.append(thread.name)
+    assert not leftover, f"test left threads running: {leftover}"
+
+
+@pytest.fixture
+def ctx():
+    """Device 0 set and a context created on it; returns the context handle."""
+    assert acl.rt.set_device(0) == 0
+    context, ret = acl.rt.create_context(0)
+    assert ret == 0
+    return context
+
+
+@pytest.fixture
+def stream(ctx):
+    handle, ret = acl.rt.create_stream()
+    assert ret == 0
+    return handle
+
+
+@pytest.fixture
+def acl_log(caplog):
+    """Captures openacl's log records (the ``openacl`` logger propagates unless printing to stdout)."""
+    caplog.set_level(logging.DEBUG, logger="openacl")
+    return caplog
