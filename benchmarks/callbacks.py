@@ -1,0 +1,216 @@
+"""Stream callbacks against raw queue.SimpleQueue baselines, measured side by side in one run.
+
+(a) BLOCK callback round trip (launch_callback + synchronize_stream, served by a report thread)
+    vs a two-thread SimpleQueue ping-pong.                                          target ratio <= 1.5
+(b) NO_BLOCK callback throughput (launch N, one report thread runs them, synchronize)
+    vs a SimpleQueue producer/consumer that calls the same function.                target ratio <= 2.0
+(c) latency from the stream reaching a callback task to the callback starting, with the report thread
+    idle in process_report, vs SimpleQueue put -> blocked get wake-up.             target p50 <= 20 µs
+
+Usage: python benchmarks/callbacks.py [--quick] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import threading
+import time
+from queue import SimpleQueue
+
+import openacl
+from openacl import trace
+
+openacl.install()
+import acl  # noqa: E402
+
+BLOCK, NO_BLOCK = 1, 0
+
+
+def _noop(_data: object) -> None:
+    pass
+
+
+class Setup:
+    """Device, context, stream and a report thread blocked in process_report(-1) between callbacks."""
+
+    def __init__(self) -> None:
+        acl.init()
+        acl.rt.set_device(0)
+        self.ctx, _ = acl.rt.create_context(0)
+        self.stream, _ = acl.rt.create_stream()
+        self.stop = False
+
+        def serve(args):
+            acl.rt.set_context(args[0])
+            while not self.stop:
+                acl.rt.process_report(100)
+
+        self.tid, _ = acl.util.start_thread(serve, [self.ctx])
+        assert acl.rt.subscribe_report(self.tid, self.stream) == 0
+
+    def close(self) -> None:
+        acl.rt.unsubscribe_report(self.tid, self.stream)
+        self.stop = True
+        acl.util.stop_thread(self.tid)
+        acl.rt.destroy_stream(self.stream)
+        acl.rt.destroy_context(self.ctx)
+        acl.rt.reset_device(0)
+        acl.finalize()
+
+
+def best_of(repeats: int, run) -> float:
+    return min(run() for _ in range(repeats))
+
+
+# ----- (a) round trip -----
+
+
+def block_round_trip(setup: Setup, n: int) -> float:
+    stream, launch, sync = setup.stream, acl.rt.launch_callback, acl.rt.synchronize_stream
+    start = time.perf_counter()
+    for _ in range(n):
+        launch(_noop, None, BLOCK, stream)
+        sync(stream)
+    return (time.perf_counter() - start) / n
+
+
+def queue_ping_pong(n: int) -> float:
+    ping, pong = SimpleQueue(), SimpleQueue()
+
+    def echo():
+        while True:
+            item = ping.get()
+            if item is None:
+                return
+            fn, data = item
+            fn(data)
+            pong.put(data)
+
+    thread = threading.Thread(target=echo)
+    thread.start()
+    item = (_noop, None)
+    start = time.perf_counter()
+    for _ in range(n):
+        ping.put(item)
+        pong.get()
+    elapsed = (time.perf_counter() - start) / n
+    ping.put(None)
+    thread.join()
+    return elapsed
+
+
+# ----- (b) throughput -----
+
+
+def no_block_throughput(setup: Setup, n: int) -> float:
+    stream, launch = setup.stream, acl.rt.launch_callback
+    start = time.perf_counter()
+    for i in range(n):
+        launch(_noop, i, NO_BLOCK, stream)
+    acl.rt.synchronize_stream(stream)
+    return n / (time.perf_counter() - start)
+
+
+def queue_throughput(n: int) -> float:
+    queue: SimpleQueue = SimpleQueue()
+    done = threading.Event()
+
+    def consume():
+        for _ in range(n):
+            fn, data = queue.get()
+            fn(data)
+        done.set()
+
+    thread = threading.Thread(target=consume)
+    thread.start()
+    start = time.perf_counter()
+    for i in range(n):
+        queue.put((_noop, i))
+    done.wait()
+    rate = n / (time.perf_counter() - start)
+    thread.join()
+    return rate
+
+
+# ----- (c) latency -----
+
+
+def callback_latency(setup: Setup, n: int) -> list[float]:
+    recorder = trace.start()
+    for i in range(n):
+        acl.rt.launch_callback(_noop, i, NO_BLOCK, setup.stream)
+        time.sleep(0.0005)  # let the report thread go back to waiting
+    acl.rt.synchronize_stream(setup.stream)
+    trace.stop()
+    return [(s.start_ns - s.queued_ns) / 1000 for s in recorder.spans if s.category == "callback"]
+
+
+def queue_latency(n: int) -> list[float]:
+    queue: SimpleQueue = SimpleQueue()
+    out: list[float] = []
+
+    def consume():
+        while True:
+            stamp = queue.get()
+            if stamp is None:
+                return
+            out.append((time.perf_counter_ns() - stamp) / 1000)
+
+    thread = threading.Thread(target=consume)
+    thread.start()
+    for _ in range(n):
+        queue.put(time.perf_counter_ns())
+        time.sleep(0.0005)
+    queue.put(None)
+    thread.join()
+    return out
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * q))]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="fewer iterations (a smoke run)")
+    parser.add_argument("--json", action="store_true", help="print the rows as JSON")
+    args = parser.parse_args()
+    scale = 10 if args.quick else 1
+    setup = Setup()
+    try:
+        rt_ours = best_of(5, lambda: block_round_trip(setup, 20_000 // scale))
+        rt_base = best_of(5, lambda: queue_ping_pong(20_000 // scale))
+        tp_ours = max(no_block_throughput(setup, 100_000 // scale) for _ in range(3))
+        tp_base = max(queue_throughput(100_000 // scale) for _ in range(3))
+        lat_ours = callback_latency(setup, 3000 // scale)
+        lat_base = queue_latency(3000 // scale)
+    finally:
+        setup.close()
+
+    rows = [
+        ("(a) BLOCK callback round trip", f"{rt_ours * 1e6:.1f} µs", f"{rt_base * 1e6:.1f} µs",
+         rt_ours / rt_base, "<= 1.5"),
+        ("(b) NO_BLOCK callbacks per second", f"{tp_ours:,.0f}", f"{tp_base:,.0f}", tp_base / tp_ours, "<= 2.0"),
+        ("(c) reached -> started p50", f"{percentile(lat_ours, 0.5):.1f} µs",
+         f"{percentile(lat_base, 0.5):.1f} µs", percentile(lat_ours, 0.5) / percentile(lat_base, 0.5),
+         "p50 <= 20 µs"),
+        ("(c) reached -> started p99", f"{percentile(lat_ours, 0.99):.1f} µs",
+         f"{percentile(lat_base, 0.99):.1f} µs", percentile(lat_ours, 0.99) / percentile(lat_base, 0.99), ""),
+    ]
+    if args.json:
+        print(json.dumps([dict(zip(("figure", "openacl", "baseline", "ratio", "target"), r, strict=True))
+                          for r in rows]))
+        return 0
+    print(f"{'figure':36} {'openacl':>14} {'baseline':>14} {'ratio':>7}  target")
+    for name, ours, base, ratio, target in rows:
+        print(f"{name:36} {ours:>14} {base:>14} {ratio:7.2f}  {target}")
+    print(f"(latency samples: {len(lat_ours)}; mean {statistics.fmean(lat_ours):.1f} µs)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

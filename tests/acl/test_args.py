@@ -1,0 +1,224 @@
+"""pyACL's calling convention: argument parsing, return shapes and error logging (``acl/_args.py``)."""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import pytest
+
+import acl
+from openacl.acl import _args
+from openacl.errors import AclCode
+from openacl.runtime import device as _device
+
+U64 = (1 << 64) - 1
+
+
+def logged(caplog, qualname: str, code: int) -> list[str]:
+    """Messages of the facade's log lines for ``qualname`` returning ``code``."""
+    head = f"{qualname}: {AclCode(code).name}({code}): "
+    return [r.getMessage() for r in caplog.records if r.getMessage().startswith(head)]
+
+
+def facade_lines(caplog, qualname: str) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.getMessage().startswith(f"{qualname}:")]
+
+
+# ----- parse failures -----
+
+
+@pytest.mark.parametrize(
+    ("fn", "args", "qualname"),
+    [
+        (lambda *a: acl.rt.set_device(*a), (), "acl.rt.set_device"),
+        (lambda *a: acl.rt.set_device(*a), (0, 1), "acl.rt.set_device"),
+        (lambda *a: acl.rt.set_device(*a), ("0",), "acl.rt.set_device"),
+        (lambda *a: acl.rt.set_device(*a), (None,), "acl.rt.set_device"),
+        (lambda *a: acl.rt.set_device(*a), (0.0,), "acl.rt.set_device"),
+        (lambda *a: acl.rt.set_device(*a), (1 << 31,), "acl.rt.set_device"),
+        (lambda *a: acl.rt.set_device(*a), (-(1 << 31) - 1,), "acl.rt.set_device"),
+        (lambda *a: acl.rt.free(*a), (1.5,), "acl.rt.free"),
+        (lambda *a: acl.rt.free(*a), ("0x10",), "acl.rt.free"),
+        (lambda *a: acl.rt.free(*a), (np.uint64(16),), "acl.rt.free"),
+        (lambda *a: acl.rt.malloc(*a), (16,), "acl.rt.malloc"),
+        (lambda *a: acl.rt.malloc(*a), (16.0, 0), "acl.rt.malloc"),
+        (lambda *a: acl.rt.malloc(*a), (16, 0.0), "acl.rt.malloc"),
+        (lambda *a: acl.rt.memcpy(*a), (0, 0, 0, 0), "acl.rt.memcpy"),
+        (lambda *a: acl.rt.synchronize_stream_with_timeout(*a), (0, 1.0), "acl.rt.synchronize_stream_with_timeout"),
+        (lambda *a: acl.rt.get_device_count(*a), (0,), "acl.rt.get_device_count"),
+        (lambda *a: acl.rt.create_stream_with_config(*a), (0,), "acl.rt.create_stream_with_config"),
+        (lambda *a: acl.util.ptr_to_bytes(*a), ("x", 1), "acl.util.ptr_to_bytes"),
+        (lambda *a: acl.util.stop_thread(*a), (), "acl.util.stop_thread"),
+        (lambda *a: acl.init(*a), (1,), "acl.init"),
+        (lambda *a: acl.init(*a), (b"/tmp/x.json",), "acl.init"),
+        (lambda *a: acl.init(*a), ("a\x00b.json",), "acl.init"),
+        (lambda *a: acl.init(*a), ("", ""), "acl.init"),
+        (lambda *a: acl.finalize(*a), (None,), "acl.finalize"),
+        (lambda *a: acl.finalize_reference(*a), (1,), "acl.finalize_reference"),
+        (lambda *a: acl.create_data_buffer(*a), ("x", 1), "acl.create_data_buffer"),
+        (lambda *a: acl.create_data_buffer(*a), (0,), "acl.create_data_buffer"),
+        (lambda *a: acl.destroy_data_buffer(*a), (), "acl.destroy_data_buffer"),
+    ],
+)
+def test_parse_failure_raises_type_error_with_pyacl_text(fn, args, qualname, acl_log):
+    with pytest.raises(TypeError) as info:
+        fn(*args)
+    assert str(info.value) == f"{qualname} args parse failed"
+    # A parse failure is not an error code: nothing is logged for it.
+    assert facade_lines(acl_log, qualname) == []
+
+
+def test_keyword_arguments_are_refused():
+    with pytest.raises(TypeError, match=r"^acl\.rt\.set_device args parse failed$"):
+        acl.rt.set_device(device_id=0)
+    with pytest.raises(TypeError, match=r"^acl\.init args parse failed$"):
+        acl.init(config_path="")
+    with pytest.raises(TypeError, match=r"^acl\.rt\.get_context args parse failed$"):
+        acl.rt.get_context(context=0)
+
+
+def test_parse_failure_changes_no_state():
+    with pytest.raises(TypeError):
+        acl.rt.set_device(0, 0)
+    _, ret = acl.rt.get_device()
+    assert ret == AclCode.ACL_ERROR_RT_CONTEXT_NULL
+
+
+def test_int_format_accepts_index_objects_and_the_full_int32_range(acl_log):
+    assert acl.rt.set_device(np.int64(0)) == 0
+    # The extremes parse; the runtime then refuses them with a code, not a TypeError.
+    assert acl.rt.set_device((1 << 31) - 1) == AclCode.ACL_ERROR_RT_INVALID_DEVICEID
+    assert acl.rt.set_device(-(1 << 31)) == AclCode.ACL_ERROR_RT_INVALID_DEVICEID
+    assert len(logged(acl_log, "acl.rt.set_device", 107001)) == 2
+
+
+def test_minus_one_for_k_is_masked_to_u64_max(acl_log):
+    assert acl.rt.free(-1) == AclCode.ACL_ERROR_INVALID_PARAM
+    (line,) = logged(acl_log, "acl.rt.free", 100000)
+    assert f"{U64:#x}" in line
+
+
+def test_minus_one_for_capital_k_is_masked_to_u64_max(acl_log):
+    host, ret = acl.rt.malloc_host(-1)
+    assert (host, ret) == (0, AclCode.ACL_ERROR_RT_MEMORY_ALLOCATION)
+    (line,) = logged(acl_log, "acl.rt.malloc_host", 207001)
+    assert str(U64) in line
+
+
+def test_minus_one_for_capital_i_is_masked_to_u32_max(ctx, acl_log):
+    assert acl.rt.create_stream_with_config(-1, 0) == (0, AclCode.ACL_ERROR_INVALID_PARAM)
+    (line,) = logged(acl_log, "acl.rt.create_stream_with_config", 100000)
+    assert "priority 4294967295" in line
+
+
+def test_k_masks_any_negative_and_oversized_int(ctx):
+    ptr, ret = acl.rt.malloc(16, 0)
+    assert ret == 0
+    # ptr - 2**64 masks back to ptr, as CPython's "k" does.
+    assert acl.rt.free(ptr - (1 << 64)) == 0
+    ptr, _ = acl.rt.malloc(16, 0)
+    assert acl.rt.free(ptr + (1 << 64)) == 0
+
+
+def test_star_format_ignores_extra_arguments(ctx):
+    assert acl.rt.get_context() == (ctx, 0)
+    assert acl.rt.get_context(1, "two", None) == (ctx, 0)
+
+
+def test_optional_string_may_be_omitted_or_given():
+    assert acl.init() == 0
+    assert acl.finalize() == 0
+    assert acl.init("") == 0
+
+
+# ----- return conventions -----
+
+
+def test_ret_functions_return_a_bare_int(ctx):
+    ret = acl.rt.set_device(0)
+    assert type(ret) is int and ret == 0
+    ret = acl.rt.set_device(99)
+    assert type(ret) is int and ret == 107001
+
+
+def test_value_functions_return_value_then_ret(ctx):
+    result = acl.rt.get_device_count()
+    assert isinstance(result, tuple) and result == (8, 0)
+    ptr, ret = acl.rt.malloc(8, 0)
+    assert ret == 0 and isinstance(ptr, int) and ptr != 0
+    assert type(ret) is int
+
+
+def test_value_functions_return_failure_value_and_code(acl_log):
+    assert acl.rt.get_device() == (0, AclCode.ACL_ERROR_RT_CONTEXT_NULL)
+    assert acl.rt.malloc(8, 0) == (0, AclCode.ACL_ERROR_RT_CONTEXT_NULL)
+    assert logged(acl_log, "acl.rt.get_device", 107002)
+    assert logged(acl_log, "acl.rt.malloc", 107002)
+
+
+def test_create_data_buffer_returns_a_bare_handle_or_zero(ctx, acl_log):
+    ptr, _ = acl.rt.malloc(64, 0)
+    handle = acl.create_data_buffer(ptr, 64)
+    assert type(handle) is int and handle != 0
+    assert acl.get_data_buffer_addr(handle) == ptr
+    assert acl.get_data_buffer_size_v2(handle) == 64
+
+    assert acl.create_data_buffer(ptr, 65) == 0
+    assert acl.create_data_buffer(0x10, 4) == 0
+    assert acl.create_data_buffer(0, 4) == 0
+    assert acl.create_data_buffer(ptr, -1) == 0
+    assert len(logged(acl_log, "acl.create_data_buffer", 100000)) == 4
+
+
+def test_error_log_line_names_the_function_code_message_and_detail(acl_log):
+    assert acl.rt.set_device(8) == 107001
+    (line,) = logged(acl_log, "acl.rt.set_device", 107001)
+    assert line == (
+        "acl.rt.set_device: ACL_ERROR_RT_INVALID_DEVICEID(107001): invalid device id: device 8 does not exist (0..7)"
+    )
+    (record,) = [r for r in acl_log.records if r.getMessage() == line]
+    assert record.levelno == logging.ERROR
+
+
+def test_success_logs_nothing(ctx, acl_log):
+    acl_log.clear()
+    assert acl.rt.get_device() == (0, 0)
+    assert facade_lines(acl_log, "acl.rt.get_device") == []
+
+
+def test_unexpected_exception_becomes_internal_error(monkeypatch, acl_log):
+    def broken():
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(_device, "device_count", broken)
+    assert acl.rt.get_device_count() == (0, AclCode.ACL_ERROR_INTERNAL_ERROR)
+    (record,) = [r for r in acl_log.records if r.getMessage() == "acl.rt.get_device_count: internal error"]
+    assert record.exc_info is not None and "boom" in str(record.exc_info[1])
+
+
+def test_memory_error_becomes_bad_alloc(monkeypatch, acl_log):
+    def exhausted():
+        raise MemoryError
+
+    monkeypatch.setattr(_device, "device_count", exhausted)
+    assert acl.rt.get_device_count() == (0, AclCode.ACL_ERROR_BAD_ALLOC)
+    assert any(r.getMessage() == "acl.rt.get_device_count: out of host memory" for r in acl_log.records)
+
+
+def test_every_facade_function_names_itself():
+    for module, prefix in ((acl, "acl."), (acl.rt, "acl.rt."), (acl.util, "acl.util.")):
+        for name in module.__all__:
+            fn = getattr(module, name)
+            if name in ("rt", "util"):
+                continue
+            assert fn.acl_name == prefix + name
+
+
+def test_parser_is_reusable_and_strict_about_counts():
+    parse = _args.parser("i|kK", "acl.x.y")
+    assert parse((1,), {}) == [1]
+    assert parse((1, -1, -2), {}) == [1, U64, U64 - 1]
+    for bad in ((), (1, 2, 3, 4)):
+        with pytest.raises(TypeError, match=r"^acl\.x\.y args parse failed$"):
+            parse(bad, {})
