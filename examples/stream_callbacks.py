@@ -52,6 +52,7 @@ class Sample:
         """Runs on the report thread: copy one result back to the host and read it."""
         index, dev_ptr = delete_list
         host_ptr, ret = acl.rt.malloc_host(ITEM_BYTES)
+        assert ret == 0, ret
         acl.rt.memcpy(host_ptr, ITEM_BYTES, dev_ptr, ITEM_BYTES, ACL_MEMCPY_DEVICE_TO_HOST)
         values = struct.unpack("<4i", acl.util.ptr_to_bytes(host_ptr, ITEM_BYTES))
         acl.rt.free_host(host_ptr)
@@ -65,8 +66,12 @@ class Sample:
         for i in range(EXECUTE_TIMES):
             offset = i * ITEM_BYTES
             acl.rt.memcpy_async(
-                self.dev_ptr + offset, ITEM_BYTES, self.host_ptr + offset, ITEM_BYTES,
-                ACL_MEMCPY_HOST_TO_DEVICE, self.stream,
+                self.dev_ptr + offset,
+                ITEM_BYTES,
+                self.host_ptr + offset,
+                ITEM_BYTES,
+                ACL_MEMCPY_HOST_TO_DEVICE,
+                self.stream,
             )
             acl.rt.launch_callback(self.callback_func, [i, self.dev_ptr + offset], ACL_CALLBACK_BLOCK, self.stream)
         ret = acl.rt.synchronize_stream(self.stream)

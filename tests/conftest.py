@@ -12,7 +12,6 @@ import openacl
 openacl.install()
 
 import acl  # noqa: E402  (resolves to openacl's facade)
-
 from openacl.runtime import state  # noqa: E402
 
 OUR_THREADS = ("openacl-", "acl-util-thread")

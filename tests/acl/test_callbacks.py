@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import threading
 
-import acl
 import pytest
 
-from openacl.runtime import report, stream as rt_stream
+import acl
+from openacl.runtime import report
+from openacl.runtime import stream as rt_stream
 
 NO_BLOCK, BLOCK = 0, 1
 SUCCESS = 0
@@ -80,7 +81,7 @@ def test_one_thread_serves_several_streams_of_one_device(ctx, reporter):
 def test_thread_bound_on_one_device_cannot_serve_another(ctx, reporter, acl_log):
     s0, _ = acl.rt.create_stream()
     assert acl.rt.subscribe_report(reporter.tid, s0) == SUCCESS
-    ctx1, ret = acl.rt.create_context(1)
+    _ctx1, ret = acl.rt.create_context(1)
     assert ret == SUCCESS
     s1, _ = acl.rt.create_stream()
     assert acl.rt.subscribe_report(reporter.tid, s1) == RT_THREAD_SUBSCRIBE

@@ -114,6 +114,8 @@ def api(fmt: str, returns: str = RET, failure: object = 0, sub: str | None = Non
         parse = parser(fmt, qualname)
 
         def fail(code: int):
+            if returns == RAISE:  # no code to return: a number where bytes or an array is expected would mislead
+                raise ArgumentValueError(f"{qualname}: {AclCode(code).name}({code})") from None
             if returns == VALUE:
                 return failure, code
             if returns == VALUES:

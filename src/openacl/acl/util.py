@@ -62,6 +62,7 @@ def numpy_contiguous_to_ptr(array):
 def ptr_to_numpy(ptr, shape, npy_type):
     if not isinstance(shape, tuple) or not all(isinstance(d, int) for d in shape):
         raise ArgumentTypeError("acl.util.ptr_to_numpy args parse failed")
+    shape = tuple(int(d) for d in shape)  # bools are ints to the parser, not to numpy's reshape
     dtype = _DTYPES_BY_NUM.get(npy_type)
     if dtype is None or dtype.hasobject:
         raise ArgumentValueError(f"numpy type number {npy_type} is not a numeric type")

@@ -17,6 +17,7 @@ from __future__ import annotations
 import bisect
 import ctypes
 import enum
+import math
 import os
 import sys
 import threading
@@ -128,8 +129,9 @@ class AddressSpace:
         """The region holding ``[addr, addr + size)``, or None."""
         with self._lock:
             i = bisect.bisect_right(self._starts, addr) - 1
-            # Regions may overlap (two views of one array); look back over a few neighbours.
-            for j in range(i, max(i - 8, -1), -1):
+            # Regions may overlap (views of one array registered one by one), so the region holding addr need
+            # not be the nearest start: look back until one holds it (usually the first one tried).
+            for j in range(i, -1, -1):
                 region = self._regions[j]
                 if region.addr <= addr and addr + size <= region.end:
                     return region
@@ -206,7 +208,7 @@ def region_for(addr: int, size: int, what: str, *, write: bool = False) -> Regio
     """The region holding ``[addr, addr + size)``; raises INVALID_PARAM naming ``what`` otherwise."""
     if size < 0:
         raise AclError(_INVALID, f"{what}: negative size {size}")
-    region = space.find(addr, max(size, 1))
+    region = space.find(addr, size)
     if region is None:
         raise AclError(_INVALID, f"{what} {addr:#x} (+{size} bytes) is not inside any allocation")
     if write and not region.writable:
@@ -292,11 +294,10 @@ def read_bytes(addr: int, size: int) -> bytes:
 
 def _byte_view(region: Region) -> np.ndarray:
     keep = region.keep
-    if isinstance(keep, np.ndarray):
-        if keep.flags.c_contiguous and keep.dtype == np.uint8 and keep.ndim == 1:
-            return keep
-        return np.frombuffer(_PointerBuffer(region), np.uint8)
-    return np.frombuffer(_PointerBuffer(region), np.uint8)
+    if isinstance(keep, np.ndarray) and keep.flags.c_contiguous and keep.dtype == np.uint8 and keep.ndim == 1:
+        return keep
+    # _PointerBuffer offers __array_interface__, not the buffer protocol: np.frombuffer cannot take it.
+    return np.asarray(_PointerBuffer(region))
 
 
 class _PointerBuffer:
@@ -318,7 +319,7 @@ def view_array(addr: int, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray
     """A numpy array viewing known memory (no copy); it keeps that memory alive."""
     if any(dim < 0 for dim in shape):
         raise AclError(_INVALID, f"negative dimension in shape {shape}")
-    count = int(np.prod(shape, dtype=np.int64)) if shape else 1
+    count = math.prod(shape)  # Python ints: np.prod would wrap a huge shape around to a small size
     nbytes = count * dtype.itemsize
     region = region_for(addr, nbytes, "pointer")
     view = np.asarray(_PointerBuffer(region))

@@ -396,6 +396,8 @@ class Stream:
         dropped, _ = self.drop_callbacks_locked()
         for task in self._tasks:
             task.finish_locked(TaskState.DROPPED)
+            if task.kind is TaskKind.RECORD:  # count the record as passed, so nobody waits on it forever
+                task.event._complete_locked(task.gen)
             dropped += 1
         self._tasks.clear()
         busy = self._busy

@@ -17,7 +17,9 @@ class ThreadFailed(RuntimeError):
     """The thread function raised; pyACL's ``stop_thread`` raises this text as a RuntimeError."""
 
 
-_threads: dict[int, _UtilThread] = {}
+# CPython may give a new thread the id of one that has exited but was not yet stopped; pyACL's pthread ids stay
+# unique until pthread_join. So each id keeps its threads in start order, and stop_thread joins the oldest.
+_threads: dict[int, list[_UtilThread]] = {}
 _lock = threading.Lock()
 
 
@@ -45,21 +47,26 @@ def start_thread(func, args) -> int:
     thread = _UtilThread(func, args)
     thread.start()
     with _lock:
-        _threads[thread.ident] = thread
+        _threads.setdefault(thread.ident, []).append(thread)
     return thread.ident
 
 
 def stop_thread(thread_id: int) -> int:
     """Join a thread from ``start_thread``; returns 0, or the errno pthread_join would (ESRCH, EDEADLK)."""
     with _lock:
-        thread = _threads.get(thread_id)
+        started = _threads.get(thread_id)
+        thread = started[0] if started else None
     if thread is None:
         return errno.ESRCH
     if thread is threading.current_thread():
         return errno.EDEADLK
     thread.join()
     with _lock:
-        _threads.pop(thread_id, None)
+        started = _threads.get(thread_id, [])
+        if thread in started:
+            started.remove(thread)
+        if not started:
+            _threads.pop(thread_id, None)
     if thread.error is not None:
         exc = thread.error
         raise ThreadFailed(f"exception={type(exc).__name__},msg=thread call failed;{exc}")

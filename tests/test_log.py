@@ -1,0 +1,55 @@
+"""CANN-style logging: level and destination from CANN's environment variables."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+import acl
+from openacl import log
+
+
+@pytest.mark.parametrize(
+    ("value", "level"),
+    [("0", logging.DEBUG), ("1", logging.INFO), ("2", logging.WARNING), ("3", logging.ERROR), ("x", logging.ERROR)],
+)
+def test_level_from_env(monkeypatch, value, level):
+    monkeypatch.setenv("ASCEND_GLOBAL_LOG_LEVEL", value)
+    assert log.level_from_env() == level
+
+
+def test_level_4_silences_everything(monkeypatch, capsys):
+    monkeypatch.setenv("ASCEND_GLOBAL_LOG_LEVEL", "4")
+    monkeypatch.setenv("ASCEND_SLOG_PRINT_TO_STDOUT", "1")
+    log.configure()
+    try:
+        assert acl.rt.set_device(1000) == 107001
+        assert capsys.readouterr().out == ""
+    finally:
+        monkeypatch.delenv("ASCEND_GLOBAL_LOG_LEVEL")
+        monkeypatch.delenv("ASCEND_SLOG_PRINT_TO_STDOUT")
+        log.configure()
+
+
+def test_stdout_lines_use_cann_format(monkeypatch, capsys):
+    monkeypatch.setenv("ASCEND_SLOG_PRINT_TO_STDOUT", "1")
+    monkeypatch.setenv("ASCEND_GLOBAL_LOG_LEVEL", "1")
+    log.configure()
+    try:
+        assert acl.rt.process_report(0) == 100000
+        out = capsys.readouterr().out.strip().splitlines()
+        assert len(out) == 1
+        assert out[0].startswith("[ERROR] OPENACL(")
+        assert "acl.rt.process_report: ACL_ERROR_INVALID_PARAM(100000)" in out[0]
+    finally:
+        monkeypatch.delenv("ASCEND_SLOG_PRINT_TO_STDOUT")
+        monkeypatch.delenv("ASCEND_GLOBAL_LOG_LEVEL")
+        log.configure()
+    assert log.root.propagate
+
+
+def test_each_returned_error_is_logged_once(acl_log):
+    assert acl.rt.free(12345) == 100000
+    lines = [r for r in acl_log.records if "acl.rt.free" in r.getMessage()]
+    assert len(lines) == 1 and lines[0].levelname == "ERROR"
