@@ -19,34 +19,34 @@ def test_level_from_env(monkeypatch, value, level):
     assert log.level_from_env() == level
 
 
-def test_level_4_silences_everything(monkeypatch, capsys):
-    monkeypatch.setenv("ASCEND_GLOBAL_LOG_LEVEL", "4")
-    monkeypatch.setenv("ASCEND_SLOG_PRINT_TO_STDOUT", "1")
-    log.configure()
-    try:
-        assert acl.rt.set_device(1000) == 107001
-        assert capsys.readouterr().out == ""
-    finally:
-        monkeypatch.delenv("ASCEND_GLOBAL_LOG_LEVEL")
-        monkeypatch.delenv("ASCEND_SLOG_PRINT_TO_STDOUT")
+@pytest.fixture
+def cann_env(monkeypatch):
+    """Set CANN's log variables for one test, then put the logger back as the environment was."""
+
+    def apply(level: str, to_stdout: str) -> None:
+        monkeypatch.setenv("ASCEND_GLOBAL_LOG_LEVEL", level)
+        monkeypatch.setenv("ASCEND_SLOG_PRINT_TO_STDOUT", to_stdout)
         log.configure()
 
-
-def test_stdout_lines_use_cann_format(monkeypatch, capsys):
-    monkeypatch.setenv("ASCEND_SLOG_PRINT_TO_STDOUT", "1")
-    monkeypatch.setenv("ASCEND_GLOBAL_LOG_LEVEL", "1")
+    yield apply
+    monkeypatch.undo()
     log.configure()
-    try:
-        assert acl.rt.process_report(0) == 100000
-        out = capsys.readouterr().out.strip().splitlines()
-        assert len(out) == 1
-        assert out[0].startswith("[ERROR] OPENACL(")
-        assert "acl.rt.process_report: ACL_ERROR_INVALID_PARAM(100000)" in out[0]
-    finally:
-        monkeypatch.delenv("ASCEND_SLOG_PRINT_TO_STDOUT")
-        monkeypatch.delenv("ASCEND_GLOBAL_LOG_LEVEL")
-        log.configure()
     assert log.root.propagate
+
+
+def test_level_4_silences_everything(cann_env, capsys):
+    cann_env("4", "1")
+    assert acl.rt.set_device(1000) == 107001
+    assert capsys.readouterr().out == ""
+
+
+def test_stdout_lines_use_cann_format(cann_env, capsys):
+    cann_env("1", "1")
+    assert acl.rt.process_report(0) == 100000
+    out = capsys.readouterr().out.strip().splitlines()
+    assert len(out) == 1
+    assert out[0].startswith("[ERROR] OPENACL(")
+    assert "acl.rt.process_report: ACL_ERROR_INVALID_PARAM(100000)" in out[0]
 
 
 def test_each_returned_error_is_logged_once(acl_log):

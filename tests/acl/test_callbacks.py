@@ -43,6 +43,20 @@ class ReportThread:
         assert acl.util.stop_thread(self.tid) == SUCCESS
 
 
+class Held:
+    """A callback that signals when it starts and returns only once released."""
+
+    def __init__(self) -> None:
+        self.entered = threading.Event()
+        self.release = threading.Event()
+        self.finished: list[bool] = []
+
+    def __call__(self, _user_data: object) -> None:
+        self.entered.set()
+        self.release.wait()
+        self.finished.append(True)
+
+
 @pytest.fixture
 def reporter(ctx):
     thread = ReportThread(ctx)
@@ -201,13 +215,9 @@ def test_callback_exception_is_logged_and_the_stream_goes_on(stream, reporter, a
 
 
 def test_block_callback_holds_later_tasks(stream, reporter):
-    release = threading.Event()
-    entered = threading.Event()
+    hold = Held()
+    release, entered = hold.release, hold.entered
     event, _ = acl.rt.create_event()
-
-    def hold(_):
-        entered.set()
-        release.wait()
 
     acl.rt.subscribe_report(reporter.tid, stream)
     acl.rt.launch_callback(hold, None, BLOCK, stream)
@@ -223,15 +233,9 @@ def test_block_callback_holds_later_tasks(stream, reporter):
 
 
 def test_no_block_callback_does_not_hold_the_stream_but_synchronize_waits_for_it(stream, reporter):
-    release = threading.Event()
-    entered = threading.Event()
-    finished = []
+    hold = Held()
+    release, entered, finished = hold.release, hold.entered, hold.finished
     event, _ = acl.rt.create_event()
-
-    def hold(_):
-        entered.set()
-        release.wait()
-        finished.append(True)
 
     acl.rt.subscribe_report(reporter.tid, stream)
     acl.rt.launch_callback(hold, None, NO_BLOCK, stream)
@@ -366,13 +370,8 @@ def test_unsubscribe_drops_pending_callbacks_with_a_warning(stream, acl_log):
 
 
 def test_unsubscribe_waits_for_a_running_callback(stream, reporter):
-    entered, release = threading.Event(), threading.Event()
-    finished = []
-
-    def slow(_):
-        entered.set()
-        release.wait()
-        finished.append(True)
+    slow = Held()
+    entered, release, finished = slow.entered, slow.release, slow.finished
 
     acl.rt.subscribe_report(reporter.tid, stream)
     acl.rt.launch_callback(slow, None, BLOCK, stream)

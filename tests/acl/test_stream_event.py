@@ -132,16 +132,21 @@ def test_stale_stream_handles(ctx, acl_log):
     assert "does not exist" in line
 
 
-def test_destroy_stream_waits_for_its_work(ctx, gates):
-    stream = new_stream()
-    gate = gates()
+def order_after_held_work(stream, gate, label, call) -> list:
+    """Hold ``stream`` at ``gate`` with work queued behind it, run ``call`` on another thread, open the gate."""
     order = []
     hold(stream, gate)
     enqueue(stream, lambda: order.append("work"))
-    destroyer = threading.Thread(target=lambda: order.append(("destroyed", acl.rt.destroy_stream(stream))))
-    destroyer.start()
+    other = threading.Thread(target=lambda: order.append((label, call(stream))))
+    other.start()
     gate.set()
-    destroyer.join()
+    other.join()
+    return order
+
+
+def test_destroy_stream_waits_for_its_work(ctx, gates):
+    stream = new_stream()
+    order = order_after_held_work(stream, gates(), "destroyed", acl.rt.destroy_stream)
     assert order == ["work", ("destroyed", 0)]
 
 
@@ -183,14 +188,7 @@ def test_synchronize_stream_runs_work_in_order(ctx):
 
 def test_synchronize_stream_from_another_thread(ctx, gates):
     stream = new_stream()
-    gate = gates()
-    order = []
-    hold(stream, gate)
-    enqueue(stream, lambda: order.append("work"))
-    waiter = threading.Thread(target=lambda: order.append(("synced", acl.rt.synchronize_stream(stream))))
-    waiter.start()
-    gate.set()
-    waiter.join()
+    order = order_after_held_work(stream, gates(), "synced", acl.rt.synchronize_stream)
     assert order == ["work", ("synced", 0)]
 
 

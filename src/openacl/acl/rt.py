@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from openacl.acl._args import VALUE, api, require_callable
-from openacl.errors import AclCode, AclError
+from openacl.runtime import _sync
 from openacl.runtime import device as _device
 from openacl.runtime import memory as _memory
 from openacl.runtime import report as _report
@@ -54,14 +54,6 @@ __all__ = [
     "synchronize_stream_with_timeout",
     "unsubscribe_report",
 ]
-
-
-def _timeout_s(timeout_ms: int) -> float | None:
-    if timeout_ms == -1:
-        return None
-    if timeout_ms <= 0:
-        raise AclError(AclCode.ACL_ERROR_INVALID_PARAM, f"timeout {timeout_ms} ms: use -1 or a positive value")
-    return timeout_ms / 1000
 
 
 # ----- devices and contexts -----
@@ -147,7 +139,7 @@ def synchronize_stream(stream):
 
 @api("ki")
 def synchronize_stream_with_timeout(stream, timeout):
-    _stream.resolve(stream).synchronize(_timeout_s(timeout))
+    _stream.resolve(stream).synchronize(_sync.timeout_from_ms(timeout))
 
 
 @api("k", VALUE, failure=_stream.ACL_STREAM_STATUS_NOT_READY)
@@ -215,7 +207,7 @@ def synchronize_event(event):
 
 @api("ki")
 def synchronize_event_with_timeout(event, timeout):
-    _stream.events.get(event).synchronize(_timeout_s(timeout))
+    _stream.events.get(event).synchronize(_sync.timeout_from_ms(timeout))
 
 
 @api("kk", VALUE, failure=0.0)

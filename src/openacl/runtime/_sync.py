@@ -13,6 +13,8 @@ import threading
 import time
 from queue import Empty, SimpleQueue
 
+from openacl.errors import AclCode, AclError
+
 LOCK = threading.Lock()
 
 
@@ -76,6 +78,15 @@ def running_callbacks() -> list:
     if tasks is None:
         tasks = running.tasks = []
     return tasks
+
+
+def timeout_from_ms(timeout_ms: int) -> float | None:
+    """pyACL timeouts: -1 waits forever, a positive value is milliseconds; anything else is invalid."""
+    if timeout_ms == -1:
+        return None
+    if timeout_ms <= 0:
+        raise AclError(AclCode.ACL_ERROR_INVALID_PARAM, f"timeout {timeout_ms} ms: use -1 or a positive value")
+    return timeout_ms / 1000
 
 
 def wait(attach, timeout: float | None) -> bool:

@@ -287,17 +287,8 @@ def array_address(array: np.ndarray) -> int:
 
 
 def read_bytes(addr: int, size: int) -> bytes:
-    region = region_for(addr, size, "pointer")
-    offset = addr - region.addr
-    return bytes(_byte_view(region)[offset : offset + size])
-
-
-def _byte_view(region: Region) -> np.ndarray:
-    keep = region.keep
-    if isinstance(keep, np.ndarray) and keep.flags.c_contiguous and keep.dtype == np.uint8 and keep.ndim == 1:
-        return keep
-    # _PointerBuffer offers __array_interface__, not the buffer protocol: np.frombuffer cannot take it.
-    return np.asarray(_PointerBuffer(region))
+    region_for(addr, size, "pointer")  # checked: the whole range is known, live memory
+    return ctypes.string_at(addr, size)
 
 
 class _PointerBuffer:
@@ -305,8 +296,6 @@ class _PointerBuffer:
 
     def __init__(self, region: Region) -> None:
         self._keep = region.keep
-        array_type = ctypes.c_char * region.size
-        self._array = array_type.from_address(region.addr)
         self.__array_interface__ = {
             "shape": (region.size,),
             "typestr": "|u1",

@@ -183,14 +183,12 @@ def launch(fn, user_data, block_type: int, stream: Stream) -> None:
 
 def process_report(timeout_ms: int) -> None:
     """Run every pending callback of the calling thread's streams; wait up to ``timeout_ms`` (-1: forever)."""
-    if timeout_ms == 0 or timeout_ms < -1:
-        raise AclError(AclCode.ACL_ERROR_INVALID_PARAM, f"timeout {timeout_ms} ms: use -1 or a positive value")
+    timeout = _sync.timeout_from_ms(timeout_ms)
     me = threading.get_ident()
     reporter = _threads.get(me)
     if reporter is None:
         raise AclError(AclCode.ACL_ERROR_RT_THREAD_SUBSCRIBE, f"thread {me} is not subscribed", level=_INFO)
     queue = reporter.queue
-    timeout = None if timeout_ms == -1 else timeout_ms / 1000
     deadline = None if timeout is None else trace.now_ns() + timeout_ms * 1_000_000
     while True:
         try:
