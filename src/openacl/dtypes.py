@@ -1,0 +1,189 @@
+"""Every data-type and format table in one place: numpy, ACL (``aclDataType``), dump proto, ONNX.
+
+ACL numbers a dtype one way (``ACL_FLOAT16 = 1``), the dump header another (``DT_FLOAT16 = 2``), and ONNX a
+third (``FLOAT16 = 10``). Everything that crosses from one to another goes through this module, so a
+mismatch can only be wrong here.
+"""
+
+from __future__ import annotations
+
+import enum
+
+import numpy as np
+
+
+class AclDataType(enum.IntEnum):
+    """``aclDataType`` from ``acl_base.h``."""
+
+    ACL_DT_UNDEFINED = -1
+    ACL_FLOAT = 0
+    ACL_FLOAT16 = 1
+    ACL_INT8 = 2
+    ACL_INT32 = 3
+    ACL_UINT8 = 4
+    ACL_INT16 = 6
+    ACL_UINT16 = 7
+    ACL_UINT32 = 8
+    ACL_INT64 = 9
+    ACL_UINT64 = 10
+    ACL_DOUBLE = 11
+    ACL_BOOL = 12
+    ACL_STRING = 13
+    ACL_COMPLEX64 = 16
+    ACL_COMPLEX128 = 17
+    ACL_BF16 = 27
+
+
+class ProtoDataType(enum.IntEnum):
+    """``toolkit.dumpdata.OutputDataType``: the numbers written into dump headers (not ACL's)."""
+
+    DT_UNDEFINED = 0
+    DT_FLOAT = 1
+    DT_FLOAT16 = 2
+    DT_INT8 = 3
+    DT_UINT8 = 4
+    DT_INT16 = 5
+    DT_UINT16 = 6
+    DT_INT32 = 7
+    DT_INT64 = 8
+    DT_UINT32 = 9
+    DT_UINT64 = 10
+    DT_BOOL = 11
+    DT_DOUBLE = 12
+    DT_STRING = 13
+    DT_COMPLEX64 = 16
+    DT_COMPLEX128 = 17
+    DT_BF16 = 27
+
+
+class AclFormat(enum.IntEnum):
+    """``aclFormat``; the common values equal the dump proto's ``OutputFormat`` numbers."""
+
+    ACL_FORMAT_UNDEFINED = -1
+    ACL_FORMAT_NCHW = 0
+    ACL_FORMAT_NHWC = 1
+    ACL_FORMAT_ND = 2
+    ACL_FORMAT_NC1HWC0 = 3
+    ACL_FORMAT_FRACTAL_Z = 4
+    ACL_FORMAT_HWCN = 16
+    ACL_FORMAT_NDHWC = 27
+    ACL_FORMAT_FRACTAL_NZ = 29
+    ACL_FORMAT_NCDHW = 30
+
+
+#: Short format names as CANN prints them (stats CSV ``Format`` column), by primary format number.
+FORMAT_NAMES: dict[int, str] = {
+    0: "NCHW",
+    1: "NHWC",
+    2: "ND",
+    3: "NC1HWC0",
+    4: "FRACTAL_Z",
+    16: "HWCN",
+    27: "NDHWC",
+    29: "FRACTAL_NZ",
+    30: "NCDHW",
+}
+
+_NUMPY_ACL_PROTO: list[tuple[np.dtype, AclDataType, ProtoDataType]] = [
+    (np.dtype(np.float32), AclDataType.ACL_FLOAT, ProtoDataType.DT_FLOAT),
+    (np.dtype(np.float16), AclDataType.ACL_FLOAT16, ProtoDataType.DT_FLOAT16),
+    (np.dtype(np.int8), AclDataType.ACL_INT8, ProtoDataType.DT_INT8),
+    (np.dtype(np.int32), AclDataType.ACL_INT32, ProtoDataType.DT_INT32),
+    (np.dtype(np.uint8), AclDataType.ACL_UINT8, ProtoDataType.DT_UINT8),
+    (np.dtype(np.int16), AclDataType.ACL_INT16, ProtoDataType.DT_INT16),
+    (np.dtype(np.uint16), AclDataType.ACL_UINT16, ProtoDataType.DT_UINT16),
+    (np.dtype(np.uint32), AclDataType.ACL_UINT32, ProtoDataType.DT_UINT32),
+    (np.dtype(np.int64), AclDataType.ACL_INT64, ProtoDataType.DT_INT64),
+    (np.dtype(np.uint64), AclDataType.ACL_UINT64, ProtoDataType.DT_UINT64),
+    (np.dtype(np.float64), AclDataType.ACL_DOUBLE, ProtoDataType.DT_DOUBLE),
+    (np.dtype(np.bool_), AclDataType.ACL_BOOL, ProtoDataType.DT_BOOL),
+    (np.dtype(np.complex64), AclDataType.ACL_COMPLEX64, ProtoDataType.DT_COMPLEX64),
+    (np.dtype(np.complex128), AclDataType.ACL_COMPLEX128, ProtoDataType.DT_COMPLEX128),
+]
+
+_ACL_OF_NUMPY = {np_type: acl for np_type, acl, _ in _NUMPY_ACL_PROTO}
+_PROTO_OF_NUMPY = {np_type: proto for np_type, _, proto in _NUMPY_ACL_PROTO}
+_NUMPY_OF_ACL = {acl: np_type for np_type, acl, _ in _NUMPY_ACL_PROTO}
+_NUMPY_OF_PROTO = {proto: np_type for np_type, _, proto in _NUMPY_ACL_PROTO}
+
+#: ONNX ``TensorProto.DataType`` numbers (kept here so this module needs no onnx import).
+_ONNX_OF_NUMPY: dict[np.dtype, int] = {
+    np.dtype(np.float32): 1,
+    np.dtype(np.uint8): 2,
+    np.dtype(np.int8): 3,
+    np.dtype(np.uint16): 4,
+    np.dtype(np.int16): 5,
+    np.dtype(np.int32): 6,
+    np.dtype(np.int64): 7,
+    np.dtype(np.bool_): 9,
+    np.dtype(np.float16): 10,
+    np.dtype(np.float64): 11,
+    np.dtype(np.uint32): 12,
+    np.dtype(np.uint64): 13,
+    np.dtype(np.complex64): 14,
+    np.dtype(np.complex128): 15,
+}
+_NUMPY_OF_ONNX = {onnx: np_type for np_type, onnx in _ONNX_OF_NUMPY.items()}
+
+#: onnxruntime's type strings (``NodeArg.type``), e.g. ``"tensor(float)"``.
+_NUMPY_OF_ORT: dict[str, np.dtype] = {
+    "tensor(float)": np.dtype(np.float32),
+    "tensor(float16)": np.dtype(np.float16),
+    "tensor(double)": np.dtype(np.float64),
+    "tensor(int8)": np.dtype(np.int8),
+    "tensor(int16)": np.dtype(np.int16),
+    "tensor(int32)": np.dtype(np.int32),
+    "tensor(int64)": np.dtype(np.int64),
+    "tensor(uint8)": np.dtype(np.uint8),
+    "tensor(uint16)": np.dtype(np.uint16),
+    "tensor(uint32)": np.dtype(np.uint32),
+    "tensor(uint64)": np.dtype(np.uint64),
+    "tensor(bool)": np.dtype(np.bool_),
+    "tensor(complex64)": np.dtype(np.complex64),
+    "tensor(complex128)": np.dtype(np.complex128),
+}
+
+
+def acl_from_numpy(dtype: np.dtype | type) -> AclDataType:
+    """The ACL dtype of a numpy dtype; ``ACL_DT_UNDEFINED`` for one ACL has no number for."""
+    return _ACL_OF_NUMPY.get(np.dtype(dtype), AclDataType.ACL_DT_UNDEFINED)
+
+
+def numpy_from_acl(code: int) -> np.dtype:
+    """The numpy dtype of an ACL dtype number; ``KeyError`` if numpy has none."""
+    return _NUMPY_OF_ACL[AclDataType(code)]
+
+
+def proto_from_numpy(dtype: np.dtype | type) -> ProtoDataType:
+    """The dump-header dtype of a numpy dtype; ``DT_UNDEFINED`` (raw bytes) for anything else."""
+    return _PROTO_OF_NUMPY.get(np.dtype(dtype), ProtoDataType.DT_UNDEFINED)
+
+
+def numpy_from_proto(code: int) -> np.dtype:
+    """The numpy dtype msaccucmp reads a dump-header dtype as (``DT_UNDEFINED`` is raw ``int8``)."""
+    if code == ProtoDataType.DT_UNDEFINED:
+        return np.dtype(np.int8)
+    return _NUMPY_OF_PROTO[ProtoDataType(code)]
+
+
+def proto_name(code: int) -> str:
+    """``DT_FLOAT`` etc., or ``-`` for a number the table does not know (as CANN's stats CSV prints it)."""
+    try:
+        return ProtoDataType(code).name
+    except ValueError:
+        return "-"
+
+
+def onnx_from_numpy(dtype: np.dtype | type) -> int:
+    """The ONNX ``TensorProto`` element type of a numpy dtype; ``KeyError`` if ONNX has none."""
+    return _ONNX_OF_NUMPY[np.dtype(dtype)]
+
+
+def numpy_from_onnx(elem_type: int) -> np.dtype:
+    """The numpy dtype of an ONNX element type; ``KeyError`` for one numpy cannot hold."""
+    return _NUMPY_OF_ONNX[elem_type]
+
+
+def numpy_from_ort(type_string: str) -> np.dtype:
+    """The numpy dtype of an onnxruntime type string such as ``tensor(float)``; ``KeyError`` otherwise."""
+    return _NUMPY_OF_ORT[type_string]
