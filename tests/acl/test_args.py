@@ -207,10 +207,10 @@ def test_memory_error_becomes_bad_alloc(monkeypatch, acl_log):
 
 
 def test_every_facade_function_names_itself():
-    for module, prefix in ((acl, "acl."), (acl.rt, "acl.rt."), (acl.util, "acl.util.")):
+    for module, prefix in ((acl, "acl."), (acl.rt, "acl.rt."), (acl.mdl, "acl.mdl."), (acl.util, "acl.util.")):
         for name in module.__all__:
             fn = getattr(module, name)
-            if name in ("rt", "util"):
+            if name in acl.SUBMODULES:
                 continue
             assert fn.acl_name == prefix + name
 

@@ -1,18 +1,18 @@
 """The pyACL facade: ``import acl`` resolves here under ``openacl run`` or after ``openacl.install()``.
 
-Top level: ``init``, ``finalize``, ``finalize_reference`` and the data-buffer functions; submodules ``rt`` and
-``util``. Every function parses its arguments as pyACL does and maps runtime errors to return codes; all
+Top level: ``init``, ``finalize``, ``finalize_reference`` and the data-buffer functions; submodules ``rt``, ``mdl``
+and ``util``. Every function parses its arguments as pyACL does and maps runtime errors to return codes; all
 state and checks live in ``openacl.runtime``.
 """
 
 from __future__ import annotations
 
-from openacl.acl import rt, util
+from openacl.acl import mdl, rt, util
 from openacl.acl._args import BARE, VALUE, api
 from openacl.runtime import memory as _memory
 from openacl.runtime import state as _state
 
-SUBMODULES = ("rt", "util")
+SUBMODULES = ("rt", "mdl", "util")
 
 __all__ = [
     "create_data_buffer",
@@ -23,6 +23,7 @@ __all__ = [
     "get_data_buffer_size",
     "get_data_buffer_size_v2",
     "init",
+    "mdl",
     "rt",
     "update_data_buffer",
     "util",

@@ -242,6 +242,15 @@ def copy(dst: int, src: int, count: int) -> None:
         ctypes.memmove(dst, src, count)
 
 
+def check_workspace(addr: int, size: int, need: int, what: str) -> None:
+    """Memory a caller lends a model (``load_from_file_with_mem``): 0 means the runtime manages it."""
+    if addr == 0 and size == 0:
+        return
+    if size < need:
+        raise AclError(_INVALID, f"{what} memory of {size} bytes is smaller than the {need} bytes the model needs")
+    region_for(addr, size, f"{what} memory", write=True)
+
+
 def check_set(addr: int, max_count: int, count: int) -> Region:
     if count < 0 or max_count < 0:
         raise AclError(_INVALID, f"negative size (count {count}, max_count {max_count})")

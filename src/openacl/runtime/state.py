@@ -84,6 +84,15 @@ def read_config(path: str) -> dict:
     return parsed
 
 
+def _release_models_and_dumps() -> None:
+    """After the devices drained: every dump file delivered, dump settings dropped, models unloaded."""
+    from openacl.dump import manager as dump
+    from openacl.model import model
+
+    dump.reset()
+    model.unload_all()
+
+
 def init(config_path: str | None = None) -> None:
     global _ref_count, config
     with _lock:
@@ -91,7 +100,11 @@ def init(config_path: str | None = None) -> None:
             _ref_count += 1
             raise AclError(AclCode.ACL_ERROR_REPEAT_INITIALIZE, "acl.init was already called", level=logging.WARNING)
         _log.configure()
-        config = read_config(config_path) if config_path else {}
+        parsed = read_config(config_path) if config_path else {}
+        from openacl.dump import manager as dump  # the dump section is checked before init succeeds
+
+        dump.on_acl_init(parsed.get("dump"))
+        config = parsed
         _ref_count = 1
 
 
@@ -101,6 +114,7 @@ def finalize() -> None:
         if _ref_count == 0:
             raise AclError(AclCode.ACL_ERROR_REPEAT_FINALIZE, "acl.finalize without a matching acl.init")
         device.teardown_all()
+        _release_models_and_dumps()
         _ref_count = 0
         config = {}
 
@@ -127,6 +141,7 @@ def reset(force: bool = True) -> None:
     global _ref_count, config
     with _lock:
         device.teardown_all(force)
+        _release_models_and_dumps()
         _ref_count = 0
         config = {}
 

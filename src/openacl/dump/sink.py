@@ -1,0 +1,286 @@
+"""Where dump files go: whole files on disk, or chunks to the user's dump callback.
+
+Guarantees:
+- One background thread (``openacl-dump``) delivers every dump file, in the order they were submitted.
+- Memory is bounded: ``submit`` blocks while the bytes queued but not yet delivered exceed the budget
+  (``OPENACL_DUMP_BUFFER_MB``, default 512); one file larger than the budget still goes through alone.
+- On disk a file appears whole or not at all: it is written under a hidden temporary name in its directory
+  and renamed into place; a failed write (disk full, permission) removes the temporary file and is reported
+  as ``ACL_ERROR_WRITE_FILE`` to whoever waits for that file.
+- Through a callback, each file arrives as chunks of at most ``OPENACL_DUMP_CHUNK_BYTES`` (default and
+  maximum 128 MiB, as CANN's ``DUMP_SLICE_SIZE``), in order; concatenated, they are exactly the disk file.
+  ``data_buf`` is the address of a host buffer that ``acl.util.ptr_to_bytes`` can read during the call.
+- The user's callback runs on the dump thread with no openacl lock held; an exception in it is logged and
+  that chunk counts as not delivered.
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from openacl.errors import AclCode, AclError
+from openacl.log import get_logger
+
+log = get_logger("dump")
+
+MAX_CHUNK_BYTES = 128 * 1024 * 1024
+CHUNK_HEADER_BYTES = 4120  # sizeof(acldumpChunk): what CANN's ``len`` adds to ``bufLen``
+
+
+def chunk_bytes() -> int:
+    try:
+        wanted = int(os.environ.get("OPENACL_DUMP_CHUNK_BYTES", MAX_CHUNK_BYTES))
+    except ValueError:
+        wanted = MAX_CHUNK_BYTES
+    return min(max(wanted, 1), MAX_CHUNK_BYTES)
+
+
+def buffer_budget() -> int:
+    try:
+        return max(int(os.environ.get("OPENACL_DUMP_BUFFER_MB", "512")), 1) * 1024 * 1024
+    except ValueError:
+        return 512 * 1024 * 1024
+
+
+@dataclass
+class Batch:
+    """The files of one execution: whoever submitted them can wait for all of them."""
+
+    pending: int = 0
+    sealed: bool = False  # Invariant: set once every file is submitted; ``done`` only fires after it
+    errors: list[str] = field(default_factory=list)
+    done: threading.Event = field(default_factory=threading.Event)
+
+    def wait(self) -> None:
+        """Block until every file of the batch is delivered; ``ACL_ERROR_WRITE_FILE`` if one failed."""
+        self.done.wait()
+        if self.errors:
+            raise AclError(AclCode.ACL_ERROR_WRITE_FILE, "; ".join(self.errors[:3]))
+
+
+@dataclass
+class DumpFile:
+    path: Path  # absolute final path
+    parts: Sequence[bytes | memoryview]
+    size: int
+    batch: Batch | None = None
+    callback: Callable | None = None  # None: to disk
+
+
+class DiskTarget:
+    """Atomic files: hidden temporary name, full write, rename."""
+
+    def __init__(self) -> None:
+        self._made: set[Path] = set()
+
+    def write(self, file: DumpFile) -> None:
+        from openacl.dump import format as dump_format
+
+        directory = file.path.parent
+        if directory not in self._made:
+            directory.mkdir(parents=True, exist_ok=True)
+            self._made.add(directory)
+        name = file.path.name
+        hashed = dump_format.hashed_name(name)
+        final = directory / (hashed or name)
+        tmp = directory / f".{final.name}.{os.getpid()}.tmp"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o640)
+        try:
+            try:
+                for part in file.parts:
+                    view = memoryview(part).cast("B")
+                    while view:
+                        written = os.write(fd, view)
+                        view = view[written:]
+            finally:
+                os.close(fd)
+            os.replace(tmp, final)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+        if hashed:
+            with open(directory / "mapping.csv", "a", encoding="utf-8") as mapping:
+                mapping.write(f"{hashed},{name}\n")
+
+
+class ChunkTarget:
+    """Splits a file into chunks in one reusable host buffer and hands each to the callback."""
+
+    def __init__(self) -> None:
+        self._buffer: np.ndarray | None = None
+        self._addr = 0
+        self.delivered = 0
+        self.failed = 0
+
+    def _chunk_buffer(self, size: int) -> np.ndarray:
+        if self._buffer is None or self._buffer.nbytes < size:
+            from openacl.runtime import memory
+
+            self._buffer = np.empty(size, np.uint8)
+            self._addr = memory.array_address(self._buffer)  # registered: ptr_to_bytes may read it
+        return self._buffer
+
+    def write(self, file: DumpFile) -> None:
+        limit = min(chunk_bytes(), max(file.size, 1))
+        buffer = self._chunk_buffer(limit)
+        name = str(file.path)
+        filled = 0
+        remaining = file.size
+        for part in file.parts:
+            view = memoryview(part).cast("B")
+            while view:
+                take = min(len(view), limit - filled)
+                buffer[filled : filled + take] = np.frombuffer(view[:take], np.uint8)
+                filled += take
+                remaining -= take
+                view = view[take:]
+                if filled == limit or remaining == 0:
+                    self._deliver(file.callback, name, filled, remaining == 0)
+                    filled = 0
+        if file.size == 0:
+            self._deliver(file.callback, name, 0, True)
+
+    def _deliver(self, callback: Callable, name: str, length: int, last: bool) -> None:
+        chunk = {
+            "file_name": name,
+            "data_buf": self._addr,
+            "buf_len": length,
+            "is_last_chunk": int(last),
+            "offset": -1,
+            "flag": 0,
+        }
+        try:
+            callback(chunk)
+        except Exception:
+            self.failed += 1
+            log.exception("dump callback raised on a chunk of %s: that chunk was not delivered", name)
+        else:
+            self.delivered += 1
+
+
+class DumpWriter:
+    """The dump thread and its bounded queue."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._queue: collections.deque[DumpFile] = collections.deque()
+        self._queued_bytes = 0
+        self._submitted = 0
+        self._finished = 0
+        self._thread: threading.Thread | None = None
+        self._stopping = False
+        self.disk = DiskTarget()
+        self.chunks = ChunkTarget()
+
+    def on_dump_thread(self) -> bool:
+        return threading.current_thread() is self._thread
+
+    def submit(self, file: DumpFile) -> None:
+        """Queue a file; blocks while the queue holds more than the memory budget."""
+        budget = buffer_budget()
+        with self._cond:
+            if file.batch is not None:
+                file.batch.pending += 1
+            while self._queued_bytes and self._queued_bytes + file.size > budget and not self.on_dump_thread():
+                self._cond.wait()
+            self._queue.append(file)
+            self._queued_bytes += file.size
+            self._submitted += 1
+            if self._thread is None or not self._thread.is_alive():
+                self._stopping = False
+                self._thread = threading.Thread(target=self._run, name="openacl-dump", daemon=True)
+                self._thread.start()
+            self._cond.notify_all()
+        if self.on_dump_thread():  # a dump callback dumping: deliver now rather than wait on ourselves
+            self._drain_own_queue()
+
+    def _drain_own_queue(self) -> None:
+        while True:
+            with self._cond:
+                if not self._queue:
+                    return
+                file = self._queue.popleft()
+            self._deliver(file)
+
+    def flush(self) -> None:
+        """Return when every file submitted before the call is delivered (at once on the dump thread)."""
+        if self.on_dump_thread():
+            return
+        with self._cond:
+            target = self._submitted
+            while self._finished < target and self._thread is not None and self._thread.is_alive():
+                self._cond.wait()
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while not self._queue and not self._stopping:
+                    self._cond.wait()
+                if not self._queue:
+                    return
+                file = self._queue.popleft()
+            self._deliver(file)
+
+    def _deliver(self, file: DumpFile) -> None:
+        error = None
+        try:
+            if file.callback is not None:
+                self.chunks.write(file)
+            else:
+                self.disk.write(file)
+        except OSError as exc:
+            error = f"cannot write dump file {file.path}: {exc.strerror or exc}"
+        except Exception as exc:
+            error = f"dump of {file.path} failed: {exc}"
+            log.exception("dump of %s failed", file.path)
+        if error:
+            log.error("%s (ACL_ERROR_WRITE_FILE)", error)
+        with self._cond:
+            self._queued_bytes -= file.size
+            self._finished += 1
+            batch = file.batch
+            if batch is not None:
+                if error:
+                    batch.errors.append(error)
+                batch.pending -= 1
+                if batch.pending == 0 and batch.sealed:
+                    batch.done.set()
+            self._cond.notify_all()
+
+    def seal(self, batch: Batch) -> None:
+        """No more files will join ``batch``: its ``wait`` may return once they are delivered."""
+        with self._cond:
+            batch.sealed = True
+            if batch.pending == 0:
+                batch.done.set()
+
+    def stop(self) -> None:
+        """Deliver what is queued, then end the thread."""
+        with self._cond:
+            self._stopping = True
+            thread = self._thread
+            self._cond.notify_all()
+        if thread is not None and thread is not threading.current_thread():
+            thread.join()
+        with self._cond:
+            self._thread = None
+
+    def statistics(self) -> dict:
+        with self._cond:
+            return {
+                "submitted": self._submitted,
+                "finished": self._finished,
+                "queued_bytes": self._queued_bytes,
+                "chunks_delivered": self.chunks.delivered,
+                "chunks_failed": self.chunks.failed,
+            }
+
+
+writer = DumpWriter()

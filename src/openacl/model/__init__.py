@@ -1,0 +1,1 @@
+"""ONNX models on onnxruntime: loading, descriptions, datasets and execution (``acl.mdl`` underneath)."""

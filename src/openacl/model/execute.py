@@ -1,0 +1,110 @@
+"""Model execution: datasets in device memory → onnxruntime → datasets, synchronously or as a stream task.
+
+Everything that can be checked is checked before anything runs: dataset sizes against the model's
+description, every buffer's memory against the known allocations, output buffers writable. So a bad
+dataset is an error code from ``execute``/``execute_async`` itself, never a half-run model.
+
+Inputs are read when the model runs (for ``execute_async``, after the memcpys queued before it), through
+views of the device memory, without copies; outputs are copied into the output buffers.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from openacl.dump import manager as dump
+from openacl.errors import AclCode, AclError
+from openacl.model.dataset import datasets
+from openacl.model.model import Model, TensorDesc
+from openacl.runtime import context as _context
+from openacl.runtime import memory
+from openacl.runtime.memory import DataBuffer
+from openacl.runtime.stream import Stream, Task
+
+_INVALID = AclCode.ACL_ERROR_INVALID_PARAM
+
+
+def _input_shape(desc: TensorDesc, buffer: DataBuffer, index: int) -> tuple[int, ...]:
+    """The static shape, or one dynamic dimension solved from the buffer's size."""
+    if desc.is_static:
+        if buffer.size < desc.size:
+            raise AclError(
+                _INVALID, f"input {index} ({desc.name}) needs {desc.size} bytes, its buffer has {buffer.size}"
+            )
+        return desc.shape
+    unknown = [i for i, dim in enumerate(desc.shape) if dim < 0]
+    known = math.prod(dim for dim in desc.shape if dim >= 0) * desc.dtype.itemsize
+    if len(unknown) != 1 or known == 0 or buffer.size % known:
+        raise AclError(
+            _INVALID,
+            f"input {index} ({desc.name}) has dynamic shape {desc.shape} that a {buffer.size}-byte buffer cannot fix",
+        )
+    shape = list(desc.shape)
+    shape[unknown[0]] = buffer.size // known
+    return tuple(shape)
+
+
+def prepare(model: Model, input_dataset: int, output_dataset: int) -> tuple[list[np.ndarray], list[DataBuffer]]:
+    """Check both datasets against the model; return input views and the output buffers."""
+    inputs = datasets.get(input_dataset).resolve("input")
+    outputs = datasets.get(output_dataset).resolve("output")
+    if len(inputs) != len(model.inputs):
+        raise AclError(_INVALID, f"model {model.id} takes {len(model.inputs)} inputs, the dataset has {len(inputs)}")
+    if len(outputs) < len(model.outputs):
+        raise AclError(_INVALID, f"model {model.id} has {len(model.outputs)} outputs, the dataset has {len(outputs)}")
+    feeds = []
+    for index, (desc, buffer) in enumerate(zip(model.inputs, inputs, strict=True)):
+        shape = _input_shape(desc, buffer, index)
+        feeds.append(memory.view_array(buffer.addr, shape, desc.dtype))
+    for index, (desc, buffer) in enumerate(zip(model.outputs, outputs, strict=False)):
+        if desc.is_static and buffer.size < desc.size:
+            raise AclError(
+                _INVALID, f"output {index} ({desc.name}) needs {desc.size} bytes, its buffer has {buffer.size}"
+            )
+        memory.region_for(buffer.addr, max(desc.size, 0), f"output {index} buffer", write=True)
+    return feeds, outputs
+
+
+def _write_outputs(model: Model, results: list[np.ndarray], buffers: list[DataBuffer]) -> None:
+    for index, (result, buffer) in enumerate(zip(results, buffers, strict=False)):
+        if result.nbytes > buffer.size:
+            raise AclError(
+                _INVALID, f"output {index} of model {model.id} is {result.nbytes} bytes, its buffer {buffer.size}"
+            )
+        target = memory.view_array(buffer.addr, result.shape, result.dtype)
+        np.copyto(target, result, casting="no")
+
+
+def run(model: Model, feeds: list[np.ndarray], buffers: list[DataBuffer], device_id: int, stream_id: int) -> None:
+    """One execution, dumping it if the model's dump settings ask for it."""
+    job = dump.job_for(model, model.next_step())
+    if job is None:
+        results = model.run(feeds)
+    else:
+        observed = model.observed()
+        values = observed.run(feeds)
+        results = observed.model_outputs(values)
+        model.last_output_shapes = [result.shape for result in results]
+        job.emit(model, observed, values, device_id, stream_id)
+    _write_outputs(model, results, buffers)
+    if job is not None:
+        job.wait()
+
+
+def execute(model: Model, input_dataset: int, output_dataset: int) -> None:
+    feeds, buffers = prepare(model, input_dataset, output_dataset)
+    ctx = _context.current()
+    device_id = ctx.device.id if ctx is not None else 0
+    stream_id = ctx.default_stream.id if ctx is not None else 0
+    run(model, feeds, buffers, device_id, stream_id)
+
+
+def execute_async(model: Model, input_dataset: int, output_dataset: int, stream: Stream) -> None:
+    feeds, buffers = prepare(model, input_dataset, output_dataset)
+
+    def work() -> None:
+        run(model, feeds, buffers, stream.device_id, stream.id)
+
+    stream.enqueue(Task.work_task(f"model_execute:{model.name}", work))

@@ -1,0 +1,264 @@
+"""ONNX models: load, describe, execute on onnxruntime.
+
+A ``Model`` is what ``acl.mdl.load_from_*`` returns the id of: the parsed ONNX graph, the description pyACL's
+``get_input_dims`` and friends read, and an onnxruntime session on the CPU provider. Load failures map to
+CANN's codes: a file that cannot be read is ``ACL_ERROR_INVALID_FILE``, an empty one
+``ACL_ERROR_MODEL_SIZE_INVALID``, and bytes that are not a model onnxruntime accepts ``ACL_ERROR_PARSE_MODEL``.
+
+Model ids count from 1 and are never reused in a process (CANN's are small ints too), so a stale id can
+never reach a newer model.
+
+onnxruntime threads: ``OPENACL_ORT_THREADS`` sets the intra-op thread count (default 0: onnxruntime's own
+choice, one per core).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from openacl.dtypes import AclFormat, acl_from_numpy, numpy_from_onnx
+from openacl.errors import AclCode, AclError
+from openacl.log import get_logger
+
+log = get_logger("model")
+
+MAX_MODEL_BYTES = 2 * 1024**3  # protobuf's own limit for one message
+
+#: The small convolutional classifier the package ships (built by ``scripts/make_demo_model.py``).
+DEMO_MODEL = Path(__file__).resolve().parents[1] / "data" / "tinynet.onnx"
+
+
+@dataclass(frozen=True)
+class TensorDesc:
+    """One model input or output as pyACL describes it. ``-1`` marks a dimension known only at run time."""
+
+    name: str
+    dtype: np.dtype
+    shape: tuple[int, ...]
+    format: int = AclFormat.ACL_FORMAT_ND
+
+    @property
+    def is_static(self) -> bool:
+        return all(dim >= 0 for dim in self.shape)
+
+    @property
+    def size(self) -> int:
+        """Bytes of one tensor; 0 when a dimension is dynamic (as CANN reports for dynamic shapes)."""
+        return math.prod(self.shape) * self.dtype.itemsize if self.is_static else 0
+
+    @property
+    def acl_dtype(self) -> int:
+        return int(acl_from_numpy(self.dtype))
+
+
+def _describe(value_info) -> TensorDesc:
+    tensor_type = value_info.type.tensor_type
+    try:
+        dtype = numpy_from_onnx(tensor_type.elem_type)
+    except KeyError:
+        raise AclError(
+            AclCode.ACL_ERROR_PARSE_MODEL, f"tensor {value_info.name!r}: ONNX element type {tensor_type.elem_type}"
+        ) from None
+    dims = tuple(d.dim_value if d.HasField("dim_value") else -1 for d in tensor_type.shape.dim)
+    fmt = AclFormat.ACL_FORMAT_NCHW if len(dims) == 4 else AclFormat.ACL_FORMAT_ND
+    return TensorDesc(value_info.name, dtype, dims, int(fmt))
+
+
+def ort_threads() -> int:
+    try:
+        return max(int(os.environ.get("OPENACL_ORT_THREADS", "0")), 0)
+    except ValueError:
+        return 0
+
+
+def session_options(optimize: bool = True):
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = ort_threads()
+    options.inter_op_num_threads = 1
+    options.log_severity_level = 3
+    if not optimize:
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    return options
+
+
+class Model:
+    """A loaded ONNX model. ``run`` is thread-safe (onnxruntime sessions are)."""
+
+    def __init__(self, model_id: int, name: str, data: bytes, source: str) -> None:
+        import onnx
+        import onnxruntime as ort
+
+        try:
+            proto = onnx.load_model_from_string(data)
+        except Exception as exc:
+            raise AclError(AclCode.ACL_ERROR_PARSE_MODEL, f"{source}: not an ONNX model ({exc})") from None
+        if not proto.graph.node and not proto.graph.output:
+            raise AclError(AclCode.ACL_ERROR_PARSE_MODEL, f"{source}: not an ONNX model (no graph)")
+        initializers = {init.name for init in proto.graph.initializer}
+        self.id = model_id
+        self.name = name
+        self.source = source
+        self.proto = proto
+        self.inputs = tuple(_describe(vi) for vi in proto.graph.input if vi.name not in initializers)
+        self.outputs = tuple(_describe(vi) for vi in proto.graph.output)
+        try:
+            self.session = ort.InferenceSession(data, session_options(), providers=["CPUExecutionProvider"])
+        except Exception as exc:
+            raise AclError(AclCode.ACL_ERROR_PARSE_MODEL, f"{source}: onnxruntime cannot load it ({exc})") from None
+        self._input_names = [desc.name for desc in self.inputs]
+        self._output_names = [desc.name for desc in self.outputs]
+        self._observed = None
+        self._observed_lock = threading.Lock()
+        self.dump = None  # the dump settings captured at load (set_dump applies to models loaded after it)
+        self.executions = 0  # Invariant: counts execute calls; the dump step of the next one
+        self._step_lock = threading.Lock()
+        self.dumped_steps = 0  # dumped iterations, the step directory when no dump_step is set
+        self.last_output_shapes: list[tuple[int, ...]] = [desc.shape for desc in self.outputs]
+
+    def __repr__(self) -> str:
+        return f"<Model {self.id} {self.name!r}>"
+
+    def next_step(self) -> int:
+        """This execution's step number (0, 1, ...), taken once per execution."""
+        with self._step_lock:
+            step = self.executions
+            self.executions += 1
+            return step
+
+    def run(self, feeds: list[np.ndarray]) -> list[np.ndarray]:
+        """Execute once; ``feeds`` in input order. Raises ``AclError`` if onnxruntime rejects them."""
+        try:
+            outputs = self.session.run(self._output_names, dict(zip(self._input_names, feeds, strict=True)))
+        except Exception as exc:
+            raise AclError(
+                AclCode.ACL_ERROR_FAILURE, f"model {self.id} ({self.name}): execution failed: {exc}"
+            ) from None
+        self.last_output_shapes = [out.shape for out in outputs]
+        return outputs
+
+    def observed(self):
+        """The same model with every intermediate value exposed; built on first use only (dumps need it)."""
+        with self._observed_lock:
+            if self._observed is None:
+                from openacl.model.observed import ObservedModel
+
+                self._observed = ObservedModel(self)
+            return self._observed
+
+    def weight_bytes(self) -> int:
+        return sum(_tensor_bytes(init) for init in self.proto.graph.initializer)
+
+
+def _tensor_bytes(tensor) -> int:
+    try:
+        itemsize = numpy_from_onnx(tensor.data_type).itemsize
+    except KeyError:
+        itemsize = 1
+    return math.prod(tensor.dims) * itemsize
+
+
+# ----- the model table -----
+
+_ids = itertools.count(1)
+_lock = threading.Lock()
+models: dict[int, Model] = {}
+
+
+def read_model_file(path: str) -> bytes:
+    """A model file's bytes, with CANN's codes for files that cannot be used."""
+    try:
+        if not os.path.isfile(path):
+            raise OSError("no such file" if not os.path.exists(path) else "not a regular file")
+        size = os.path.getsize(path)
+        if size == 0 or size > MAX_MODEL_BYTES:
+            raise AclError(AclCode.ACL_ERROR_MODEL_SIZE_INVALID, f"model file {path!r} has {size} bytes")
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError as exc:
+        raise AclError(AclCode.ACL_ERROR_INVALID_FILE, f"cannot read model file {path!r}: {exc}") from None
+
+
+def model_name_of_path(path: str) -> str:
+    """The name dumps use: the file name without its extension, as CANN uses the .om file's."""
+    return Path(path).stem
+
+
+def load_bytes(data: bytes, name: str, source: str) -> Model:
+    if not data:
+        raise AclError(AclCode.ACL_ERROR_MODEL_SIZE_INVALID, f"{source}: model size is 0")
+    with _lock:
+        model_id = next(_ids)
+    model = Model(model_id, name, data, source)
+    from openacl.dump import manager
+
+    model.dump = manager.settings_for_new_model()
+    with _lock:
+        models[model_id] = model
+    log.info("loaded model %d (%s) from %s", model_id, name, source)
+    return model
+
+
+def load_from_file(path: str) -> Model:
+    return load_bytes(read_model_file(path), model_name_of_path(path), path)
+
+
+def load_from_memory(data: bytes) -> Model:
+    """``load_from_mem``: the dump name is the ONNX graph's name (there is no file name)."""
+    import onnx
+
+    try:
+        graph_name = onnx.load_model_from_string(data).graph.name
+    except Exception:
+        graph_name = ""
+    return load_bytes(data, graph_name or "model", "memory")
+
+
+def get(model_id: int) -> Model:
+    with _lock:
+        model = models.get(model_id)
+    if model is None:
+        raise AclError(AclCode.ACL_ERROR_INVALID_MODEL_ID, f"model {model_id} is not loaded")
+    return model
+
+
+def unload(model_id: int) -> None:
+    with _lock:
+        model = models.pop(model_id, None)
+    if model is None:
+        raise AclError(AclCode.ACL_ERROR_INVALID_MODEL_ID, f"model {model_id} is not loaded")
+    log.info("unloaded model %d (%s)", model_id, model.name)
+
+
+def unload_all() -> None:
+    with _lock:
+        models.clear()
+
+
+def query_size(path: str) -> tuple[int, int]:
+    """``(work_size, weight_size)``: bytes of every intermediate value of one run, and of the weights."""
+    import onnx
+
+    data = read_model_file(path)
+    try:
+        proto = onnx.load_model_from_string(data)
+        inferred = onnx.shape_inference.infer_shapes(proto)
+    except Exception as exc:
+        raise AclError(AclCode.ACL_ERROR_PARSE_MODEL, f"{path}: not an ONNX model ({exc})") from None
+    work = 0
+    for vi in inferred.graph.value_info:
+        try:
+            desc = _describe(vi)
+        except AclError:
+            continue
+        work += desc.size
+    weights = sum(_tensor_bytes(init) for init in proto.graph.initializer)
+    return work, weights

@@ -1,0 +1,94 @@
+"""A model with every intermediate value exposed: what a dump reads each operator's tensors from.
+
+The observed session is a second onnxruntime session of the same graph whose outputs are every node's
+outputs. Graph optimisations are off, so the operators are the model's own (no fusion renames or removes
+them) and a dump names the nodes a user sees in Netron. It is built the first time a dump needs it.
+
+Only the top-level graph's nodes are operators here; the bodies of ``If``/``Loop``/``Scan`` run inside their
+node and are not dumped separately.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from openacl.dump.config import OpInfo
+from openacl.errors import AclCode, AclError
+
+
+@dataclass(frozen=True)
+class Operator:
+    """One node: its dump identity and the value names it reads and writes."""
+
+    name: str
+    type: str
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+
+    @property
+    def info(self) -> OpInfo:
+        return OpInfo(self.name, self.type, len(self.inputs), len(self.outputs))
+
+
+class ObservedModel:
+    """Runs a model and returns every operator's input and output arrays."""
+
+    def __init__(self, model) -> None:
+        import onnx
+        import onnxruntime as ort
+        from onnx import numpy_helper
+
+        from openacl.model.model import session_options
+
+        graph = model.proto.graph
+        self.operators = tuple(
+            Operator(
+                node.name or f"{node.op_type}_{index}",
+                node.op_type,
+                tuple(name for name in node.input if name),
+                tuple(name for name in node.output if name),
+            )
+            for index, node in enumerate(graph.node)
+        )
+        self.ops = [op.info for op in self.operators]
+        self.constants: dict[str, np.ndarray] = {init.name: numpy_helper.to_array(init) for init in graph.initializer}
+        for array in self.constants.values():
+            array.flags.writeable = False
+        exposed = onnx.ModelProto()
+        exposed.CopyFrom(model.proto)
+        known = {output.name for output in exposed.graph.output}
+        for op in self.operators:
+            for name in op.outputs:
+                if name not in known:
+                    known.add(name)
+                    exposed.graph.output.append(onnx.ValueInfoProto(name=name))
+        self.output_names = [output.name for output in exposed.graph.output]
+        self.model_output_names = [desc.name for desc in model.outputs]
+        self.input_names = [desc.name for desc in model.inputs]
+        try:
+            self.session = ort.InferenceSession(
+                exposed.SerializeToString(), session_options(optimize=False), providers=["CPUExecutionProvider"]
+            )
+        except Exception as exc:
+            raise AclError(AclCode.ACL_ERROR_FAILURE, f"cannot expose {model.name}'s intermediates: {exc}") from None
+
+    def run(self, feeds: list[np.ndarray]) -> dict[str, np.ndarray]:
+        """Every value of one execution by name: inputs, weights and each node's outputs."""
+        try:
+            results = self.session.run(self.output_names, dict(zip(self.input_names, feeds, strict=True)))
+        except Exception as exc:
+            raise AclError(AclCode.ACL_ERROR_FAILURE, f"execution failed: {exc}") from None
+        values = dict(self.constants)
+        values.update(zip(self.input_names, feeds, strict=True))
+        values.update(zip(self.output_names, results, strict=True))
+        return values
+
+    def tensors(self, values: dict[str, np.ndarray], index: int) -> tuple[list[np.ndarray], list[np.ndarray]]:
+        """Operator ``index``'s (inputs, outputs) from a ``run`` result."""
+        op = self.operators[index]
+        return [values[name] for name in op.inputs], [values[name] for name in op.outputs]
+
+    def model_outputs(self, values: dict[str, np.ndarray]) -> list[np.ndarray]:
+        return [values[name] for name in self.model_output_names]

@@ -1,0 +1,378 @@
+"""Model dumps end to end through ``acl.mdl``: files on disk, chunks to a callback, lifecycle codes."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import re
+import threading
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from openacl.dump.parse import parse_dumps
+
+import acl
+from openacl.dump import format as dump_format
+from openacl.dump import sink
+from openacl.errors import AclCode
+from openacl.model.model import DEMO_MODEL
+from tests.model_io import ModelIO, demo_input
+
+NAME = re.compile(r"^([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]+)\.(\d+)\.(\d+)\.(\d{16})$")  # msaccucmp's pattern
+OPS = [node for node in onnx.load(DEMO_MODEL).graph.node]
+
+
+def intermediates(x: np.ndarray) -> dict[str, np.ndarray]:
+    """onnxruntime's own values of every node output, graph optimisations off."""
+    model = onnx.load(DEMO_MODEL)
+    known = {o.name for o in model.graph.output}
+    for node in model.graph.node:
+        for name in node.output:
+            if name not in known:
+                model.graph.output.append(onnx.ValueInfoProto(name=name))
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    names = [o.name for o in session.get_outputs()]
+    return dict(zip(names, session.run(names, {"input": x}), strict=True))
+
+
+def write_config(path: Path, **dump) -> str:
+    path.write_text(json.dumps({"dump": dump}))
+    return str(path)
+
+
+def dump_files(root: Path) -> list[Path]:
+    return sorted(p for p in root.rglob("*") if p.is_file())
+
+
+@pytest.fixture
+def inited(ctx):
+    assert acl.init() == 0
+    yield
+    acl.finalize()
+
+
+def model_dump(tmp_path: Path, runs: int = 1, **extra) -> tuple[ModelIO, list[np.ndarray]]:
+    out = tmp_path / "dump"
+    out.mkdir(exist_ok=True)
+    cfg = write_config(tmp_path / "dump.json", dump_path=str(out), dump_list=[{"model_name": "tinynet"}], **extra)
+    assert acl.mdl.init_dump() == 0
+    assert acl.mdl.set_dump(cfg) == 0
+    io = ModelIO()
+    inputs = [demo_input(i) for i in range(runs)]
+    for x in inputs:
+        io.run(x)
+    assert acl.mdl.finalize_dump() == 0
+    return io, inputs
+
+
+# ----- lifecycle codes -----
+
+
+def test_lifecycle_codes(ctx, tmp_path):
+    assert acl.mdl.init_dump() == AclCode.ACL_ERROR_UNINITIALIZE
+    assert acl.mdl.set_dump(str(tmp_path)) == AclCode.ACL_ERROR_DUMP_NOT_RUN
+    assert acl.mdl.finalize_dump() == AclCode.ACL_ERROR_DUMP_NOT_RUN
+    assert acl.init() == 0
+    assert acl.mdl.init_dump() == 0
+    assert acl.mdl.init_dump() == AclCode.ACL_ERROR_REPEAT_INITIALIZE
+    assert acl.mdl.set_dump(str(tmp_path / "missing.json")) == AclCode.ACL_ERROR_INVALID_FILE
+    bad = write_config(tmp_path / "bad.json", dump_path=str(tmp_path), dump_list=[], dump_mode="sideways")
+    assert acl.mdl.set_dump(bad) == AclCode.ACL_ERROR_INVALID_DUMP_CONFIG
+    assert acl.mdl.set_dump() == AclCode.ACL_ERROR_INVALID_PARAM
+    assert acl.mdl.finalize_dump() == 0
+    assert acl.mdl.finalize_dump() == AclCode.ACL_ERROR_DUMP_NOT_RUN
+    assert acl.finalize() == 0
+
+
+def test_bad_dump_section_fails_acl_init(ctx, tmp_path, acl_log):
+    cfg = write_config(tmp_path / "acl.json", dump_path=str(tmp_path), dump_list=[], dump_data="everything")
+    assert acl.init(cfg) == AclCode.ACL_ERROR_INVALID_DUMP_CONFIG
+    assert "dump_data" in acl_log.text
+    assert acl.init() == 0  # the failed init left nothing behind
+    assert acl.finalize() == 0
+
+
+def test_init_dump_after_dump_configured_in_acl_init(ctx, tmp_path):
+    cfg = write_config(tmp_path / "acl.json", dump_path=str(tmp_path), dump_list=[{"model_name": "tinynet"}])
+    assert acl.init(cfg) == 0
+    assert acl.mdl.init_dump() == AclCode.ACL_ERROR_DUMP_ALREADY_RUN
+    assert acl.finalize() == 0
+
+
+def test_dump_reg_callback_argument_rules():
+    assert acl.mdl.dump_reg_callback(lambda chunk: 0, 1) == AclCode.ACL_ERROR_FAILURE
+    assert acl.mdl.dump_reg_callback("not callable", 0) == AclCode.ACL_ERROR_FAILURE
+    with pytest.raises(TypeError, match=r"acl\.mdl\.dump_reg_callback args parse failed"):
+        acl.mdl.dump_reg_callback(print, "0")
+    assert acl.mdl.dump_reg_callback(lambda chunk: 0, 0) == 0
+    assert acl.mdl.dump_unreg_callback() is None
+    assert acl.mdl.dump_unreg_callback() is None
+
+
+# ----- files on disk -----
+
+
+def test_disk_dump_layout_and_contents(inited, tmp_path):
+    io, (x,) = model_dump(tmp_path)
+    files = dump_files(tmp_path / "dump")
+    assert len(files) == len(OPS)
+    rel = files[0].relative_to(tmp_path / "dump").parts
+    assert re.fullmatch(r"\d{14}", rel[0]) and rel[1:5] == ("0", "tinynet", str(io.model_id), "0")
+    want = intermediates(x)
+    by_name = {}
+    for path in files:
+        match = NAME.match(path.name)
+        assert match, path.name
+        dumped = dump_format.read_dump(path)
+        assert dumped.version == "2.0" and dumped.dump_time == int(match.group(5))
+        assert dumped.inputs == []  # dump_mode defaults to output
+        by_name[dumped.op_name] = (match.group(1), dumped)
+    for index, node in enumerate(OPS):
+        op_type, dumped = by_name[node.name]
+        assert op_type == node.op_type
+        for name, array in zip(node.output, dumped.outputs, strict=True):
+            np.testing.assert_array_equal(array, want[name])
+            assert array.dtype == want[name].dtype and array.shape == want[name].shape
+        assert any(f".{index}." in p.name and dump_format.sanitize(node.name) in p.name for p in files)
+
+
+def test_dump_mode_all_includes_weights(inited, tmp_path):
+    model_dump(tmp_path, dump_mode="all")
+    conv = next(p for p in dump_files(tmp_path / "dump") if p.name.startswith("Conv._stem_conv_Conv."))
+    dumped = dump_format.read_dump(conv)
+    weights = {t.name: onnx.numpy_helper.to_array(t) for t in onnx.load(DEMO_MODEL).graph.initializer}
+    assert len(dumped.inputs) == 3 and len(dumped.outputs) == 1
+    np.testing.assert_array_equal(dumped.inputs[1], weights["stem.conv.weight"])
+
+
+def test_layer_filter_and_dump_step(inited, tmp_path):
+    out = tmp_path / "dump"
+    out.mkdir()
+    cfg = write_config(
+        tmp_path / "d.json",
+        dump_path=str(out),
+        dump_list=[{"model_name": "tinynet", "layer": ["/head/Softmax", "/stem/act/Relu"]}],
+        dump_step="1|3",
+    )
+    assert acl.mdl.init_dump() == 0 and acl.mdl.set_dump(cfg) == 0
+    io = ModelIO()
+    for i in range(4):
+        io.run(demo_input(i))
+    assert acl.mdl.finalize_dump() == 0
+    files = dump_files(out)
+    assert sorted({p.parent.name for p in files}) == ["1", "3"]
+    assert sorted({p.name.split(".")[0] for p in files}) == ["Relu", "Softmax"]
+    assert len(files) == 4
+
+
+def test_model_not_listed_and_model_loaded_before_set_dump_are_not_dumped(inited, tmp_path):
+    out = tmp_path / "dump"
+    out.mkdir()
+    early = ModelIO()  # loaded before set_dump: keeps the settings it was loaded under
+    assert acl.mdl.init_dump() == 0
+    cfg = write_config(tmp_path / "d.json", dump_path=str(out), dump_list=[{"model_name": "other_model"}])
+    assert acl.mdl.set_dump(cfg) == 0
+    ModelIO().run(demo_input())
+    early.run(demo_input())
+    assert acl.mdl.finalize_dump() == 0
+    assert dump_files(out) == []
+
+
+def test_stats_mode_writes_csv(inited, tmp_path):
+    model_dump(tmp_path, dump_data="stats")
+    files = dump_files(tmp_path / "dump")
+    assert files and all(p.suffix == ".csv" for p in files)
+    text = files[0].read_text()
+    assert text.startswith("Input/Output,Index,Data Size,Data Type,Format,Shape,Max Value")
+    assert ",DT_FLOAT," in text
+
+
+def test_failed_write_reports_write_file_and_leaves_no_partial_file(inited, tmp_path, monkeypatch, acl_log):
+    real_write = os.write
+    calls = {"n": 0}
+
+    def full_disk(fd, data):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_write(fd, data)
+
+    out = tmp_path / "dump"
+    out.mkdir()
+    cfg = write_config(tmp_path / "d.json", dump_path=str(out), dump_list=[{"model_name": "tinynet"}])
+    assert acl.mdl.init_dump() == 0 and acl.mdl.set_dump(cfg) == 0
+    io = ModelIO()
+    io.load_input(demo_input())
+    monkeypatch.setattr(sink.os, "write", full_disk)
+    assert acl.mdl.execute(io.model_id, io.inputs[0], io.outputs[0]) == AclCode.ACL_ERROR_WRITE_FILE
+    assert "No space left on device" in acl_log.text
+    first = dump_files(out)
+    assert len(first) == len(OPS) - 1  # every other file complete; no temporary file left
+    for path in first:
+        dump_format.read_dump(path)
+    monkeypatch.setattr(sink.os, "write", real_write)
+    assert acl.mdl.execute(io.model_id, io.inputs[0], io.outputs[0]) == 0  # the next dump works
+    assert len(dump_files(out)) == 2 * len(OPS) - 1
+    assert acl.mdl.finalize_dump() == 0
+
+
+def test_async_execute_files_on_disk_at_synchronize(inited, tmp_path, stream):
+    out = tmp_path / "dump"
+    out.mkdir()
+    cfg = write_config(tmp_path / "d.json", dump_path=str(out), dump_list=[{"model_name": "tinynet"}])
+    assert acl.mdl.init_dump() == 0 and acl.mdl.set_dump(cfg) == 0
+    io = ModelIO()
+    for i in range(3):
+        io.load_input(demo_input(i), stream)
+        assert acl.mdl.execute_async(io.model_id, io.inputs[0], io.outputs[0], stream) == 0
+    assert acl.rt.synchronize_stream(stream) == 0
+    files = dump_files(out)
+    assert len(files) == 3 * len(OPS)
+    assert {p.parent.name for p in files} == {"0", "1", "2"}
+    assert acl.mdl.finalize_dump() == 0
+
+
+def test_parse_back_equals_onnxruntime_bit_for_bit(inited, tmp_path):
+    _, (x,) = model_dump(tmp_path, dump_mode="all")
+    result = parse_dumps(tmp_path / "dump", tmp_path / "npy")
+    assert not result.failed and len(result.parsed) == len(OPS)
+    want = intermediates(x)
+    names = {p.name for p in result.written}
+    for path in dump_files(tmp_path / "dump"):
+        op_name = dump_format.read_dump(path).op_name
+        node = next(n for n in OPS if n.name == op_name)
+        for i, value in enumerate(node.output):
+            npy = tmp_path / "npy" / f"{path.name}.output.{i}.npy"
+            assert npy.name in names
+            np.testing.assert_array_equal(np.load(npy), want[value])
+
+
+# ----- callbacks -----
+
+
+class Collector:
+    """A dump callback that reassembles files from chunks, as msprobe's consumer does."""
+
+    def __init__(self, fail_every: int = 0) -> None:
+        self.files: dict[str, bytearray] = {}
+        self.chunks: list[dict] = []
+        self.threads: set[str] = set()
+        self.fail_every = fail_every
+        self.lock = threading.Lock()
+
+    def __call__(self, chunk: dict) -> int:
+        with self.lock:
+            self.threads.add(threading.current_thread().name)
+            self.chunks.append(chunk)
+            if self.fail_every and len(self.chunks) % self.fail_every == 0:
+                raise RuntimeError("callback failure on purpose")
+            data = acl.util.ptr_to_bytes(chunk["data_buf"], chunk["buf_len"])
+            self.files.setdefault(chunk["file_name"], bytearray()).extend(data)
+        return 0
+
+
+def test_callback_order_a_gets_every_file_in_chunks(inited, tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENACL_DUMP_CHUNK_BYTES", "5000")
+    monkeypatch.chdir(tmp_path)
+    collector = Collector()
+    x = demo_input()
+    assert acl.mdl.init_dump() == 0
+    assert acl.mdl.dump_reg_callback(collector, 0) == 0
+    io = ModelIO()
+    io.run(x)
+    assert acl.mdl.dump_unreg_callback() is None
+    assert acl.mdl.finalize_dump() == 0
+    assert acl.mdl.unload(io.model_id) == 0
+    assert dump_files(tmp_path) == []  # nothing on disk
+    assert collector.threads == {"openacl-dump"}
+    assert len(collector.files) == len(OPS)
+    by_file: dict[str, list[dict]] = {}
+    for chunk in collector.chunks:
+        by_file.setdefault(chunk["file_name"], []).append(chunk)
+        assert chunk["offset"] == -1 and chunk["flag"] == 0 and 0 < chunk["buf_len"] <= 5000
+    for name, chunks in by_file.items():
+        assert Path(name).is_absolute() and NAME.match(Path(name).name)
+        assert [c["is_last_chunk"] for c in chunks] == [0] * (len(chunks) - 1) + [1]
+    assert max(len(c) for c in by_file.values()) > 1  # the first convolution's output spans chunks
+    want = intermediates(x)
+    for data in collector.files.values():
+        dumped = dump_format.read_dump(bytes(data))
+        node = next(n for n in OPS if n.name == dumped.op_name)
+        np.testing.assert_array_equal(dumped.outputs[0], want[node.output[0]])
+
+
+def test_callback_bytes_equal_the_disk_file(inited, tmp_path, monkeypatch):
+    monkeypatch.setattr(dump_format, "now_us", lambda: 1_700_000_000_000_000)
+    _, (x,) = model_dump(tmp_path)
+    disk = {p.name: p.read_bytes() for p in dump_files(tmp_path / "dump")}
+    collector = Collector()
+    monkeypatch.setenv("OPENACL_DUMP_CHUNK_BYTES", "777")
+    assert acl.mdl.init_dump() == 0
+    assert acl.mdl.set_dump(str(tmp_path / "dump.json")) == 0
+    assert acl.mdl.dump_reg_callback(collector, 0) == 0
+    ModelIO().run(x)
+    assert acl.mdl.finalize_dump() == 0
+    acl.mdl.dump_unreg_callback()
+    got = {Path(name).name: bytes(data) for name, data in collector.files.items()}
+    assert got == disk
+
+
+def test_callback_order_b_from_acl_init_two_models(ctx, tmp_path):
+    cfg = write_config(tmp_path / "acl.json", dump_path=str(tmp_path), dump_list=[{"model_name": "tinynet"}])
+    assert acl.init(cfg) == 0
+    collector = Collector()
+    assert acl.mdl.dump_reg_callback(collector, 0) == 0
+    first, second = ModelIO(), ModelIO()
+    first.run(demo_input(0))
+    second.run(demo_input(1))
+    assert acl.mdl.dump_unreg_callback() is None
+    ids = {Path(name).parts[-3] for name in collector.files}
+    assert ids == {str(first.model_id), str(second.model_id)}
+    assert len(collector.files) == 2 * len(OPS)
+    assert [p for p in dump_files(tmp_path) if p.name != "acl.json"] == []
+    assert acl.mdl.unload(first.model_id) == 0 and acl.mdl.unload(second.model_id) == 0
+    assert acl.finalize() == 0
+
+
+def test_callback_that_raises_is_logged_and_execution_succeeds(inited, acl_log):
+    collector = Collector(fail_every=2)
+    assert acl.mdl.init_dump() == 0
+    assert acl.mdl.dump_reg_callback(collector, 0) == 0
+    io = ModelIO()
+    io.run(demo_input())
+    acl.mdl.dump_unreg_callback()
+    assert acl.mdl.finalize_dump() == 0
+    assert len(collector.chunks) == len(OPS)
+    raised = [r for r in acl_log.records if r.getMessage().startswith("dump callback raised on a chunk of")]
+    assert len(raised) == len(OPS) // 2 and "callback failure on purpose" in raised[0].exc_text
+    assert sink.writer.statistics()["chunks_failed"] >= len(OPS) // 2
+
+
+def test_callback_may_call_acl_and_never_deadlocks_finalize_dump(inited):
+    seen = []
+
+    def callback(chunk):
+        seen.append(acl.mdl.get_num_inputs(desc))  # re-entering the API from the dump thread
+        acl.mdl.finalize_dump()  # even a misplaced finalize_dump does not hang
+
+    assert acl.mdl.init_dump() == 0
+    assert acl.mdl.dump_reg_callback(callback, 0) == 0
+    io = ModelIO()
+    desc = io.desc
+    io.run(demo_input())
+    acl.mdl.dump_unreg_callback()
+    assert seen and seen[0] == 1
+
+
+def test_init_dump_without_callback_dumps_nothing(inited, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert acl.mdl.init_dump() == 0
+    ModelIO().run(demo_input())
+    assert acl.mdl.finalize_dump() == 0
+    assert dump_files(tmp_path) == []
