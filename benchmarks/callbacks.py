@@ -13,12 +13,13 @@ Usage: python benchmarks/callbacks.py [--quick] [--json]
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 import threading
 import time
 from queue import SimpleQueue
+
+from _common import interleaved, print_rows
 
 import openacl
 from openacl import trace
@@ -59,15 +60,6 @@ class Setup:
         acl.rt.destroy_context(self.ctx)
         acl.rt.reset_device(0)
         acl.finalize()
-
-
-def interleaved(rounds: int, ours, baseline, pick=min) -> tuple[float, float]:
-    """Alternate the two measurements round by round, so that drift on a noisy machine hits both alike."""
-    a, b = [], []
-    for _ in range(rounds):
-        a.append(ours())
-        b.append(baseline())
-    return pick(a), pick(b)
 
 
 # ----- (a) round trip -----
@@ -225,15 +217,8 @@ def main() -> int:
             "",
         ),
     ]
-    if args.json:
-        print(
-            json.dumps([dict(zip(("figure", "openacl", "baseline", "ratio", "target"), r, strict=True)) for r in rows])
-        )
-        return 0
-    print(f"{'figure':36} {'openacl':>14} {'baseline':>14} {'ratio':>7}  target")
-    for name, ours, base, ratio, target in rows:
-        print(f"{name:36} {ours:>14} {base:>14} {ratio:7.2f}  {target}")
-    print(f"(latency samples: {len(lat_ours)}; mean {statistics.fmean(lat_ours):.1f} µs)")
+    notes = [f"(latency samples: {len(lat_ours)}; mean {statistics.fmean(lat_ours):.1f} µs)"]
+    print_rows(rows, args.json, notes)
     return 0
 
 

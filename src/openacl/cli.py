@@ -1,4 +1,7 @@
-"""The ``openacl`` command: ``demo`` (the stream-callback tour) and ``run`` (unmodified pyACL programs)."""
+"""The ``openacl`` command: ``demo`` (the tour), ``run`` (unmodified pyACL programs), ``parse`` (dumps to .npy).
+
+Exit codes: 0 success, 1 the work ran and something failed, 2 bad arguments (a missing file, say).
+"""
 
 from __future__ import annotations
 
@@ -10,6 +13,7 @@ import sys
 EXAMPLES = """examples:
   openacl demo
   openacl run my_pyacl_app.py --device 0
+  openacl parse ./dump -o ./npy
 """
 
 
@@ -34,6 +38,40 @@ def _run(args: argparse.Namespace) -> int:
         print(code, file=sys.stderr)
         return 1
     return 0
+
+
+def _parse(args: argparse.Namespace) -> int:
+    from openacl.dump.parse import find_dump_files, parse_dumps
+
+    if not os.path.exists(args.dump):
+        print(f"openacl parse: no such file or directory: {args.dump}", file=sys.stderr)
+        return 2
+    total = len(find_dump_files(args.dump))
+    try:
+        with _progress(args.quiet or total < 50) as progress:
+            task = progress.add_task("parsing dump files", total=total)
+            result = parse_dumps(args.dump, args.output, lambda done, _total: progress.update(task, completed=done))
+    except OSError as exc:
+        print(f"openacl parse: cannot write to {args.output}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    if not args.quiet:
+        print(f"{len(result.parsed)} dump files -> {len(result.written)} .npy files in {args.output}")
+    for path, why in result.failed:
+        print(f"openacl parse: {path}: {why}", file=sys.stderr)
+    return 1 if result.failed else 0
+
+
+def _progress(disabled: bool):
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        disable=disabled,
+        transient=True,
+    )
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -73,6 +111,19 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("script", help="the Python program to run")
     run.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the program")
     run.set_defaults(func=_run)
+
+    parse = sub.add_parser(
+        "parse",
+        help="convert CANN dump files to .npy, as msaccucmp convert does",
+        description="Convert every dump file under DUMP (a file or a directory tree) into "
+        "{file}.input.{i}.npy and {file}.output.{i}.npy in OUT.",
+        epilog="example:\n  openacl parse ./dump/20261202101500/0/tinynet/1/0 -o ./npy",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parse.add_argument("dump", help="a dump file or a directory of dump files")
+    parse.add_argument("-o", "--output", required=True, help="directory for the .npy files (created if needed)")
+    parse.add_argument("--quiet", action="store_true", help="no progress bar or summary")
+    parse.set_defaults(func=_parse)
     return parser
 
 

@@ -13,11 +13,11 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
-from openacl.dump.parse import parse_dumps
 
 import acl
 from openacl.dump import format as dump_format
 from openacl.dump import sink
+from openacl.dump.parse import parse_dumps
 from openacl.errors import AclCode
 from openacl.model.model import DEMO_MODEL
 from tests.model_io import ModelIO, demo_input

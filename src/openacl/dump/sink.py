@@ -9,7 +9,8 @@ Guarantees:
   as ``ACL_ERROR_WRITE_FILE`` to whoever waits for that file.
 - Through a callback, each file arrives as chunks of at most ``OPENACL_DUMP_CHUNK_BYTES`` (default and
   maximum 128 MiB, as CANN's ``DUMP_SLICE_SIZE``), in order; concatenated, they are exactly the disk file.
-  ``data_buf`` is the address of a host buffer that ``acl.util.ptr_to_bytes`` can read during the call.
+  ``data_buf`` is the address of host memory that ``acl.util.ptr_to_bytes`` can read during the call
+  (large tensors are handed out in place, without a copy: see ``ChunkTarget``).
 - The user's callback runs on the dump thread with no openacl lock held; an exception in it is logged and
   that chunk counts as not delivered.
 """
@@ -91,7 +92,11 @@ class DiskTarget:
         hashed = dump_format.hashed_name(name)
         final = directory / (hashed or name)
         tmp = directory / f".{final.name}.{os.getpid()}.tmp"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o640)
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o640)
+        except FileNotFoundError:  # the directory was removed since we made it: make it again
+            directory.mkdir(parents=True, exist_ok=True)
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o640)
         try:
             try:
                 for part in file.parts:
@@ -111,7 +116,16 @@ class DiskTarget:
 
 
 class ChunkTarget:
-    """Splits a file into chunks in one reusable host buffer and hands each to the callback."""
+    """Hands a file to the callback as chunks, copying only what is small.
+
+    Small parts (the header, small tensors) are packed into one reusable host buffer; a tensor of at least
+    ``DIRECT_BYTES`` goes out as chunks that point straight into its own memory, so a dump through a
+    callback costs no copy of its large tensors. Chunk borders therefore fall at tensor borders where CANN
+    cuts at fixed 128 MiB steps; a consumer that appends chunks, as the documentation says to, sees the
+    same file.
+    """
+
+    DIRECT_BYTES = 256 * 1024
 
     def __init__(self) -> None:
         self._buffer: np.ndarray | None = None
@@ -128,29 +142,43 @@ class ChunkTarget:
         return self._buffer
 
     def write(self, file: DumpFile) -> None:
-        limit = min(chunk_bytes(), max(file.size, 1))
-        buffer = self._chunk_buffer(limit)
-        name = str(file.path)
+        from openacl.runtime import memory
+
+        limit = chunk_bytes()
+        packed = min(limit, self.DIRECT_BYTES, max(file.size, 1))
+        buffer = self._chunk_buffer(packed)
+        name, callback = str(file.path), file.callback
         filled = 0
         remaining = file.size
         for part in file.parts:
             view = memoryview(part).cast("B")
+            if len(view) >= self.DIRECT_BYTES:
+                if filled:
+                    self._deliver(callback, name, self._addr, filled, False)
+                    filled = 0
+                array = np.frombuffer(view, np.uint8)
+                base = memory.array_address(array)  # registered while ``array`` lives: ptr_to_bytes reads it
+                for start in range(0, len(view), limit):
+                    length = min(limit, len(view) - start)
+                    remaining -= length
+                    self._deliver(callback, name, base + start, length, remaining == 0)
+                continue
             while view:
-                take = min(len(view), limit - filled)
+                take = min(len(view), packed - filled)
                 buffer[filled : filled + take] = np.frombuffer(view[:take], np.uint8)
                 filled += take
                 remaining -= take
                 view = view[take:]
-                if filled == limit or remaining == 0:
-                    self._deliver(file.callback, name, filled, remaining == 0)
+                if filled == packed or remaining == 0:
+                    self._deliver(callback, name, self._addr, filled, remaining == 0)
                     filled = 0
         if file.size == 0:
-            self._deliver(file.callback, name, 0, True)
+            self._deliver(callback, name, self._addr, 0, True)
 
-    def _deliver(self, callback: Callable, name: str, length: int, last: bool) -> None:
+    def _deliver(self, callback: Callable, name: str, addr: int, length: int, last: bool) -> None:
         chunk = {
             "file_name": name,
-            "data_buf": self._addr,
+            "data_buf": addr,
             "buf_len": length,
             "is_last_chunk": int(last),
             "offset": -1,

@@ -1,0 +1,194 @@
+"""Model execution and dumps against bare onnxruntime and numpy.save, measured side by side in one run.
+
+(a) acl.mdl.execute (device buffers in and out) vs onnxruntime's own run of the same model and input,
+    on a variant of the shipped model of about 2 ms.                                    target ratio <= 1.10
+(b) a full tensor dump (dump_mode "all") of one run of a larger variant, writing more than 256 MB:
+    openacl's dump (headers, files under temporary names, renames, all on disk) vs numpy.save of the
+    same arrays, one .npy file per tensor. Both start from the run's values, so only writing is timed.
+                                                                                        target ratio <= 1.25
+(c) execute in callback mode with a callback that only counts bytes, until every chunk is delivered,
+    vs onnxruntime's run of the same model with every intermediate exposed.             target ratio <= 1.10
+
+Usage: python benchmarks/dump.py [--quick] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import onnx
+from _common import import_model_builder, interleaved, print_rows
+
+import openacl
+from openacl.dump import manager
+from openacl.dump.config import DumpConfig
+from openacl.model import model as model_mod
+
+openacl.install()
+import acl  # noqa: E402
+
+H2D = 1
+
+
+class Loaded:
+    """A model loaded through acl.mdl with device buffers for its input and outputs."""
+
+    def __init__(self, path: Path, x: np.ndarray) -> None:
+        self.model_id, ret = acl.mdl.load_from_file(str(path))
+        assert ret == 0, ret
+        self.model = model_mod.get(self.model_id)
+        self.x = x
+        self.datasets = []
+        for sizes in ([x.nbytes], [d.size for d in self.model.outputs]):
+            dataset = acl.mdl.create_dataset()
+            for size in sizes:
+                ptr, _ = acl.rt.malloc(size, 0)
+                acl.mdl.add_dataset_buffer(dataset, acl.create_data_buffer(ptr, size))
+                if size == x.nbytes and sizes == [x.nbytes]:
+                    self._host = x.tobytes()
+                    acl.rt.memcpy(ptr, size, acl.util.bytes_to_ptr(self._host), size, H2D)
+            self.datasets.append(dataset)
+
+    def execute(self) -> None:
+        assert acl.mdl.execute(self.model_id, *self.datasets) == 0
+
+
+def per_call(fn, n: int) -> float:
+    start = time.perf_counter()
+    for _ in range(n):
+        fn()
+    return (time.perf_counter() - start) / n
+
+
+def save_model(build, directory: Path, size: int, channels: tuple[int, int], name: str) -> Path:
+    path = directory / f"{name}.onnx"
+    onnx.save(build(size, channels), path)
+    return path
+
+
+def bench_execute(small: Loaded, n: int, rounds: int) -> tuple[float, float]:
+    session = model_mod.Model(0, "baseline", small.model.proto.SerializeToString(), "baseline").session
+    feeds = {"input": small.x}
+    return interleaved(
+        rounds, lambda: per_call(small.execute, n), lambda: per_call(lambda: session.run(None, feeds), n)
+    )
+
+
+def bench_disk_dump(big: Loaded, out: Path, rounds: int) -> tuple[float, float, int]:
+    observed = big.model.observed()
+    values = observed.run([big.x])
+    config = DumpConfig.default(str(out))
+    config = DumpConfig(**{**config.__dict__, "dump_mode": "all"})
+    plan = config.plan(big.model.name, observed.ops)
+    arrays = [a for p in plan for a in (*observed.tensors(values, p.index)[0], *observed.tensors(values, p.index)[1])]
+    total = sum(a.nbytes for a in arrays)
+
+    def ours() -> float:
+        shutil.rmtree(out, ignore_errors=True)
+        out.mkdir()
+        session = manager.DumpSession(config, "benchmark")
+        start = time.perf_counter()
+        job = manager.DumpJob(session, plan, None, 0)
+        job.emit(big.model, observed, values, 0, 0)
+        job.wait()
+        return time.perf_counter() - start
+
+    def baseline() -> float:
+        shutil.rmtree(out, ignore_errors=True)
+        out.mkdir()
+        start = time.perf_counter()
+        for i, array in enumerate(arrays):
+            np.save(out / f"{i}.npy", array)
+        return time.perf_counter() - start
+
+    ours_s, base_s = interleaved(rounds, ours, baseline)
+    shutil.rmtree(out, ignore_errors=True)
+    return ours_s, base_s, total
+
+
+def bench_callback(small: Loaded, n: int, rounds: int) -> tuple[float, float, int]:
+    counted = [0]
+
+    def count(chunk: dict) -> int:
+        counted[0] += chunk["buf_len"]
+        return 0
+
+    observed = small.model.observed()
+    feeds = {"input": small.x}
+    names = observed.output_names
+
+    def ours_once() -> None:
+        acl.mdl.dump_reg_callback(count, 0)
+        small.execute()
+        acl.mdl.dump_unreg_callback()  # returns once every chunk is delivered
+
+    ours_s, base_s = interleaved(
+        rounds, lambda: per_call(ours_once, n), lambda: per_call(lambda: observed.session.run(names, feeds), n)
+    )
+    return ours_s, base_s, counted[0]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="fewer iterations (a smoke run)")
+    parser.add_argument("--json", action="store_true", help="print the rows as JSON")
+    args = parser.parse_args()
+    n, rounds = (20, 3) if args.quick else (200, 7)
+    build = import_model_builder()
+    work = Path(tempfile.mkdtemp(prefix="openacl-bench-dump-"))
+    acl.init()
+    acl.rt.set_device(0)
+    try:
+        small_path = save_model(build, work, 256, (8, 16), "tinynet256")
+        rng = np.random.default_rng(0)
+        small = Loaded(small_path, rng.standard_normal((1, 3, 256, 256)).astype(np.float32))
+        exec_ours, exec_base = bench_execute(small, n, rounds)
+
+        big_path = save_model(build, work, 1024, (16, 32), "tinynet1024")
+        big = Loaded(big_path, rng.standard_normal((1, 3, 1024, 1024)).astype(np.float32))
+        dump_ours, dump_base, dumped = bench_disk_dump(big, work / "dump", 3 if args.quick else 5)
+
+        acl.mdl.init_dump()  # defaults: every operator's outputs, to the callback
+        small_cb = Loaded(small_path, small.x)
+        cb_ours, cb_base, counted = bench_callback(small_cb, max(n // 4, 5), rounds)
+        acl.mdl.finalize_dump()
+    finally:
+        acl.rt.reset_device(0)
+        acl.finalize()
+        shutil.rmtree(work, ignore_errors=True)
+
+    rows = [
+        (
+            "(a) execute, 2 ms model",
+            f"{exec_ours * 1e3:.3f} ms",
+            f"{exec_base * 1e3:.3f} ms",
+            exec_ours / exec_base,
+            "<= 1.10",
+        ),
+        (
+            f"(b) tensor dump to disk, {dumped / 2**20:.0f} MiB",
+            f"{dumped / dump_ours / 2**20:.0f} MiB/s",
+            f"{dumped / dump_base / 2**20:.0f} MiB/s",
+            dump_ours / dump_base,
+            "<= 1.25",
+        ),
+        (
+            "(c) callback dump vs intermediates exposed",
+            f"{cb_ours * 1e3:.3f} ms",
+            f"{cb_base * 1e3:.3f} ms",
+            cb_ours / cb_base,
+            "<= 1.10",
+        ),
+    ]
+    print_rows(rows, args.json, [f"(c) bytes counted by the callback: {counted:,}"])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
