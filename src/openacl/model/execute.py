@@ -10,7 +10,9 @@ views of the device memory, without copies; outputs are copied into the output b
 
 from __future__ import annotations
 
+import ctypes
 import math
+from typing import NamedTuple
 
 import numpy as np
 
@@ -46,8 +48,8 @@ def _input_shape(desc: TensorDesc, buffer: DataBuffer, index: int) -> tuple[int,
     return tuple(shape)
 
 
-def prepare(model: Model, input_dataset: int, output_dataset: int) -> tuple[list[np.ndarray], list[DataBuffer]]:
-    """Check both datasets against the model; return input views and the output buffers."""
+def prepare(model: Model, input_dataset: int, output_dataset: int) -> tuple[list[np.ndarray], list[OutputTarget]]:
+    """Check both datasets against the model; return input views and where the outputs go."""
     inputs = datasets.get(input_dataset).resolve("input")
     outputs = datasets.get(output_dataset).resolve("output")
     if len(inputs) != len(model.inputs):
@@ -58,26 +60,32 @@ def prepare(model: Model, input_dataset: int, output_dataset: int) -> tuple[list
     for index, (desc, buffer) in enumerate(zip(model.inputs, inputs, strict=True)):
         shape = _input_shape(desc, buffer, index)
         feeds.append(memory.view_array(buffer.addr, shape, desc.dtype))
+    targets = []
     for index, (desc, buffer) in enumerate(zip(model.outputs, outputs, strict=False)):
         if desc.is_static and buffer.size < desc.size:
-            raise AclError(
-                _INVALID, f"output {index} ({desc.name}) needs {desc.size} bytes, its buffer has {buffer.size}"
-            )
-        memory.region_for(buffer.addr, max(desc.size, 0), f"output {index} buffer", write=True)
-    return feeds, outputs
+            raise AclError(_INVALID, f"output {index} ({desc.name}) needs {desc.size} bytes, buffer has {buffer.size}")
+        region = memory.region_for(buffer.addr, buffer.size, f"output {index} buffer", write=True)
+        targets.append(OutputTarget(buffer.addr, buffer.size, region.keep))
+    return feeds, targets
 
 
-def _write_outputs(model: Model, results: list[np.ndarray], buffers: list[DataBuffer]) -> None:
-    for index, (result, buffer) in enumerate(zip(results, buffers, strict=False)):
-        if result.nbytes > buffer.size:
-            raise AclError(
-                _INVALID, f"output {index} of model {model.id} is {result.nbytes} bytes, its buffer {buffer.size}"
-            )
-        target = memory.view_array(buffer.addr, result.shape, result.dtype)
-        np.copyto(target, result, casting="no")
+class OutputTarget(NamedTuple):
+    """Where one output goes: memory checked in ``prepare``, kept alive (``keep``) until the model wrote it."""
+
+    addr: int
+    size: int
+    keep: object
 
 
-def run(model: Model, feeds: list[np.ndarray], buffers: list[DataBuffer], device_id: int, stream_id: int) -> None:
+def _write_outputs(model: Model, results: list[np.ndarray], targets: list[OutputTarget]) -> None:
+    for index, (result, target) in enumerate(zip(results, targets, strict=False)):
+        if result.nbytes > target.size:
+            raise AclError(_INVALID, f"output {index} of model {model.id}: {result.nbytes} bytes, buffer {target.size}")
+        result = np.ascontiguousarray(result)
+        ctypes.memmove(target.addr, result.ctypes.data, result.nbytes)  # inside the region checked in prepare
+
+
+def run(model: Model, feeds: list[np.ndarray], buffers: list[OutputTarget], device_id: int, stream_id: int) -> None:
     """One execution, dumping it if the model's dump settings ask for it."""
     job = dump.job_for(model, model.next_step())
     if job is None:

@@ -14,6 +14,7 @@ choice, one per core).
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import os
@@ -44,11 +45,11 @@ class TensorDesc:
     shape: tuple[int, ...]
     format: int = AclFormat.ACL_FORMAT_ND
 
-    @property
+    @functools.cached_property
     def is_static(self) -> bool:
         return all(dim >= 0 for dim in self.shape)
 
-    @property
+    @functools.cached_property
     def size(self) -> int:
         """Bytes of one tensor; 0 when a dimension is dynamic (as CANN reports for dynamic shapes)."""
         return math.prod(self.shape) * self.dtype.itemsize if self.is_static else 0
