@@ -1,0 +1,265 @@
+"""GE sessions and sinks against their bare baselines, measured side by side in one run.
+
+(a) run_graph of a training step (MatMuls, Assign, Save node, loss Summary) with do-nothing Summary and Save
+    callbacks vs a bare onnxruntime run of the same compiled model.               target ratio <= 1.15
+(a0) the same on a tiny graph (x + w, Assign, Summary): openacl's fixed cost per run, in µs.
+(a') the same for a checkpoint graph (large variables through a TransOp) where both Summary and Save fire.
+                                                                                  target ratio <= 1.15
+(b) TensorBoard sink, per scalar record, vs tensorboardX add_scalar alone.        target ratio <= 1.2
+(c) safetensors sink (atomic: temp file, fsync, rename, fsync dir) vs safetensors.numpy.save_file of the same
+    tensors.                                                                      target ratio <= 1.3
+(c') the same sink vs save_file + the same fsync/rename/fsync done by hand: the sink's own cost, durability
+    aside.
+
+Both sides of a row run in the same process, alternating round by round, so that drift on a noisy machine
+hits both alike; each side's figure is its best round.
+
+Usage: python benchmarks/ge.py [--quick] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import onnxruntime as ort
+from safetensors.numpy import save_file
+from tensorboardX import SummaryWriter
+
+from openacl import ge
+
+F32 = np.float32
+
+
+def interleaved(rounds: int, ours, baseline, pick=min) -> tuple[float, float]:
+    """Alternate the two measurements round by round, so that drift on a noisy machine hits both alike."""
+    a, b = [], []
+    for _ in range(rounds):
+        a.append(ours())
+        b.append(baseline())
+    return pick(a), pick(b)
+
+
+def per_call(fn, n: int) -> float:
+    start = time.perf_counter()
+    for _ in range(n):
+        fn()
+    return (time.perf_counter() - start) / n
+
+
+def _noop(graph_id, params):
+    return 0
+
+
+# ----- (a) run_graph vs onnxruntime -----
+
+
+def train_step_graph() -> ge.Graph:
+    g = ge.Graph("train_step")
+    x = g.data("x", index=0, shape=[256, 512], dtype="float32")
+    rng = np.random.default_rng(0)
+    w1 = g.variable("w1", value=rng.standard_normal((512, 512)).astype(F32) * 0.05)
+    w2 = g.variable("w2", value=rng.standard_normal((512, 256)).astype(F32) * 0.05)
+    h = g.op("Relu", [g.op("MatMul", [x, w1])])
+    y = g.op("MatMul", [h, w2], name="y")
+    loss = g.op("ReduceMean", [g.op("Mul", [y, y])], name="loss", keepdims=0)
+    g.summary("loss[:Scalar]", loss)
+    g.assign(w2, g.op("Mul", [w2, g.const("decay", F32(0.999))]))
+    g.save([w1])
+    g.set_outputs([loss])
+    return g
+
+
+def tiny_graph() -> ge.Graph:
+    g = ge.Graph("tiny")
+    x = g.data("x", index=0, shape=[4], dtype="float32")
+    w = g.variable("t", value=np.zeros(4, F32))
+    y = g.op("Add", [x, w])
+    g.summary("y[:Scalar]", g.op("ReduceSum", [y], keepdims=0))
+    g.assign(w, y)
+    g.set_outputs([y])
+    return g
+
+
+def checkpoint_graph() -> ge.Graph:
+    g = ge.Graph("checkpoint")
+    a = g.variable("a", value=np.ones((1024, 1024), F32))
+    b = g.variable("b", value=np.ones((1024, 1024), F32))
+    g.summary("a[:Tensor]", a)
+    g.save([g.op("Transpose", [a]), g.op("Transpose", [b])])
+    return g
+
+
+class GraphBench:
+    """A built graph in a train session, and a bare onnxruntime session of the model it compiled to."""
+
+    def __init__(self, sess: ge.Session, graph_id: int, graph: ge.Graph, inputs: list[np.ndarray]) -> None:
+        assert sess.add_graph(graph_id, graph) == 0
+        assert sess.build_graph(graph_id, inputs) == 0
+        self.sess, self.graph_id, self.inputs = sess, graph_id, inputs
+        model = sess.compiled_model(graph_id)
+        options = ort.SessionOptions()
+        options.log_severity_level = 3
+        self.bare = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+        names = [i.name for i in self.bare.get_inputs()]
+        data_names = names[: len(inputs)]
+        values, ret = sess.get_variables(names[len(inputs) :])
+        assert ret == 0
+        self.feeds = dict(zip(data_names, inputs, strict=True)) | dict(zip(names[len(inputs) :], values, strict=True))
+        self.outputs = [o.name for o in self.bare.get_outputs()]
+
+    def ours(self, n: int) -> float:
+        run, graph_id, inputs = self.sess.run_graph, self.graph_id, self.inputs
+        return per_call(lambda: run(graph_id, inputs), n)
+
+    def baseline(self, n: int) -> float:
+        run, outputs, feeds = self.bare.run, self.outputs, self.feeds
+        return per_call(lambda: run(outputs, feeds), n)
+
+
+# ----- (b) TensorBoard sink vs add_scalar -----
+
+
+def tb_sink(writer: ge.TensorBoardSummaryWriter, n: int) -> float:
+    values = [{"loss[:Scalar]": np.array(i * 0.001, F32)} for i in range(n)]
+    start = time.perf_counter()
+    for params in values:
+        writer(1, params)
+    return (time.perf_counter() - start) / n
+
+
+def tb_bare(writer: SummaryWriter, n: int, offset: list[int]) -> float:
+    values = [i * 0.001 for i in range(n)]
+    step = offset[0]
+    start = time.perf_counter()
+    for i, value in enumerate(values):
+        writer.add_scalar("loss", value, step + i)
+    offset[0] += n
+    return (time.perf_counter() - start) / n
+
+
+# ----- (c) safetensors sink vs save_file -----
+
+
+def checkpoint_tensors() -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(1)
+    return {"w1": rng.standard_normal((1024, 1024)).astype(F32), "b1": np.zeros(1024, F32)}
+
+
+def by_hand(tensors: dict[str, np.ndarray], directory: Path) -> None:
+    """The durable write the sink does, with nothing else: save, fsync, rename, fsync the directory."""
+    tmp, final = directory / "hand.tmp", directory / "hand.safetensors"
+    save_file(tensors, tmp)
+    fd = os.open(tmp, os.O_RDONLY)
+    os.fsync(fd)
+    os.close(fd)
+    os.replace(tmp, final)
+    fd = os.open(directory, os.O_RDONLY)
+    os.fsync(fd)
+    os.close(fd)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="fewer iterations (a smoke run)")
+    parser.add_argument("--json", action="store_true", help="print the rows as JSON")
+    args = parser.parse_args()
+    scale = 5 if args.quick else 1
+    rounds = 3 if args.quick else 9
+
+    assert ge.ge_initialize() == 0
+    tmp = Path(tempfile.mkdtemp(prefix="openacl-bench-ge-"))
+    tb_ours = ge.TensorBoardSummaryWriter(tmp / "tb-ours")
+    tb_base = SummaryWriter(str(tmp / "tb-base"), flush_secs=1)
+    try:
+        sess = ge.Session({"ge.graphRunMode": "1"})
+        assert sess.register_callback_func("Summary", _noop) == 0
+        assert sess.register_callback_func("Save", _noop) == 0
+        x = np.random.default_rng(2).standard_normal((256, 512)).astype(F32)
+        step = GraphBench(sess, 1, train_step_graph(), [x])
+        ckpt = GraphBench(sess, 2, checkpoint_graph(), [])
+        tiny = GraphBench(sess, 3, tiny_graph(), [np.ones(4, F32)])
+        for bench in (step, ckpt, tiny):  # warm up both sides
+            bench.ours(5)
+            bench.baseline(5)
+        a_ours, a_base = interleaved(rounds, lambda: step.ours(100 // scale), lambda: step.baseline(100 // scale))
+        t_ours, t_base = interleaved(rounds, lambda: tiny.ours(5000 // scale), lambda: tiny.baseline(5000 // scale))
+        c_ours_, c_base_ = interleaved(rounds, lambda: ckpt.ours(100 // scale), lambda: ckpt.baseline(100 // scale))
+
+        offset = [0]
+        tb_sink(tb_ours, 200)
+        tb_bare(tb_base, 200, offset)
+        b_ours, b_base = interleaved(
+            rounds, lambda: tb_sink(tb_ours, 5000 // scale), lambda: tb_bare(tb_base, 5000 // scale, offset)
+        )
+
+        tensors = checkpoint_tensors()
+        sink = ge.SafetensorsCheckpointWriter(tmp / "ckpt", keep=2)
+        n = 20 // scale
+        s_ours, s_base = interleaved(
+            rounds,
+            lambda: per_call(lambda: sink(1, tensors), n),
+            lambda: per_call(lambda: save_file(tensors, tmp / "plain.safetensors"), n),
+        )
+        h_ours, h_base = interleaved(
+            rounds, lambda: per_call(lambda: sink(1, tensors), n), lambda: per_call(lambda: by_hand(tensors, tmp), n)
+        )
+    finally:
+        tb_ours.close()
+        tb_base.close()
+        ge.ge_finalize()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+    mb = sum(t.nbytes for t in tensors.values()) / 2**20
+    rows = [
+        ("(a) run_graph, train step", f"{a_ours * 1e3:.3f} ms", f"{a_base * 1e3:.3f} ms", a_ours / a_base, "<= 1.15"),
+        ("(a0) run_graph, tiny graph", f"{t_ours * 1e6:.1f} µs", f"{t_base * 1e6:.1f} µs", t_ours / t_base, ""),
+        (
+            "(a') run_graph, checkpoint graph",
+            f"{c_ours_ * 1e3:.3f} ms",
+            f"{c_base_ * 1e3:.3f} ms",
+            c_ours_ / c_base_,
+            "<= 1.15",
+        ),
+        (
+            "(b) TensorBoard scalar record",
+            f"{b_ours * 1e6:.1f} µs",
+            f"{b_base * 1e6:.1f} µs",
+            b_ours / b_base,
+            "<= 1.2",
+        ),
+        (
+            f"(c) safetensors {mb:.1f} MiB vs save_file",
+            f"{s_ours * 1e3:.2f} ms",
+            f"{s_base * 1e3:.2f} ms",
+            s_ours / s_base,
+            "<= 1.3",
+        ),
+        (
+            "(c') same vs save_file+fsync+rename",
+            f"{h_ours * 1e3:.2f} ms",
+            f"{h_base * 1e3:.2f} ms",
+            h_ours / h_base,
+            "",
+        ),
+    ]
+    if args.json:
+        print(
+            json.dumps([dict(zip(("figure", "openacl", "baseline", "ratio", "target"), r, strict=True)) for r in rows])
+        )
+        return 0
+    print(f"{'figure':36} {'openacl':>14} {'baseline':>14} {'ratio':>7}  target")
+    for name, ours, base, ratio, target in rows:
+        print(f"{name:36} {ours:>14} {base:>14} {ratio:7.2f}  {target}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,126 @@
+"""A compiled graph bound to an onnxruntime session, with every per-run index worked out once.
+
+``run_graph`` costs one onnxruntime ``run`` plus a few list and dict operations: the feed names, the output
+names and which output goes where (user, Summary, Save, Assign) are all fixed here, at build time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import onnxruntime as ort
+
+from openacl.ge import _lower
+from openacl.ge.graph import Graph
+from openacl.ge.passes import CompiledGraph, checkpoint_handle
+
+InputSpec = tuple[str, np.dtype, tuple[int | None, ...]]
+
+
+def input_specs(graph: Graph) -> list[InputSpec]:
+    """``(name, dtype, shape)`` of each Data node, by index (``None`` = any size)."""
+    data = sorted((n for n in graph.nodes if n.type == "Data"), key=lambda n: n.attrs["index"])
+    return [(n.name, n.attrs["dtype"], n.attrs["shape"]) for n in data]
+
+
+def check_inputs(specs: Sequence[InputSpec], inputs: Sequence[Any]) -> tuple[list[np.ndarray], str | None]:
+    """The inputs as arrays, or a one-line reason why they do not fit the Data nodes (count, dtype, shape)."""
+    if len(inputs) != len(specs):
+        return [], f"expects {len(specs)} input(s), got {len(inputs)}"
+    arrays = []
+    for i, (value, (name, dtype, shape)) in enumerate(zip(inputs, specs, strict=True)):
+        if type(value) is not np.ndarray:
+            try:
+                value = np.asarray(value)
+            except (ValueError, TypeError) as exc:
+                return [], f"input {i} ({name}) is not an array: {exc}"
+        if value.dtype != dtype:
+            return [], f"input {i} ({name}) has dtype {value.dtype}, expected {dtype}"
+        got = value.shape
+        if len(got) != len(shape) or any(d is not None and d != g for d, g in zip(shape, got, strict=True)):
+            want = tuple("?" if d is None else d for d in shape)
+            return [], f"input {i} ({name}) has shape {got}, expected {want}"
+        arrays.append(value)
+    return arrays, None
+
+
+def read_only(array: np.ndarray) -> np.ndarray:
+    """A read-only view: callbacks see the data without being able to change what the session holds."""
+    view = array.view()
+    view.flags.writeable = False
+    return view
+
+
+class Executable:
+    """One onnxruntime session for one compiled graph, and the plan for a run's inputs and outputs."""
+
+    def __init__(self, compiled: CompiledGraph, var_types: _lower.VarTypes) -> None:
+        self.compiled = compiled
+        self.model, self.output_names = _lower.lower(compiled, var_types)
+        options = ort.SessionOptions()
+        options.log_severity_level = 3
+        self.session = ort.InferenceSession(self.model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+        pos = _lower.output_positions(compiled)
+        outputs = compiled.outputs
+        self.data_names = [n.name for n in compiled.data]
+        self.var_names = list(compiled.variables)
+        # Invariant: positions into the list onnxruntime returns for ``output_names``.
+        self.all_outputs = [pos[t] for t in outputs]
+        self.plain_outputs = [pos[t] for t in compiled.checkpoint_outputs]
+        self._all_dups, self._plain_dups = _repeats(self.all_outputs), _repeats(self.plain_outputs)
+        self.summary = [(name, pos[outputs[i]]) for name, i in compiled.summary_index.items()]
+        self.save: list[tuple[str, int]] = []
+        if compiled.is_checkpoint_graph and compiled.checkpoint_outputs:
+            view = Graph(compiled.name)
+            view.nodes, view.outputs = compiled.nodes, compiled.checkpoint_outputs
+            positions = checkpoint_handle(view, self.plain_outputs)
+            self.save = list(positions.items())
+        returned = set(self.all_outputs)
+        self.assigns = [
+            (var, pos[tensor], *var_types[var], pos[tensor] in returned) for var, tensor in compiled.assigns.items()
+        ]
+
+    @property
+    def is_summary_graph(self) -> bool:
+        return bool(self.summary)
+
+    def run(self, arrays: Sequence[np.ndarray], variables: Sequence[np.ndarray]) -> list[np.ndarray]:
+        feeds = dict(zip(self.data_names, arrays, strict=True))
+        feeds.update(zip(self.var_names, variables, strict=True))
+        return self.session.run(self.output_names, feeds)
+
+    def new_variables(self, results: list[np.ndarray]) -> tuple[dict[str, np.ndarray], str | None]:
+        """The Assign results as read-only arrays, or why one does not fit its variable."""
+        updates = {}
+        for var, i, dtype, shape, returned in self.assigns:
+            value = results[i]
+            if value.dtype != dtype or value.shape != shape:
+                return {}, f"Assign gives variable {var!r} {value.dtype}{list(value.shape)}, not {dtype}{list(shape)}"
+            value = value.copy() if returned else value  # the caller gets that array and may write to it
+            value.flags.writeable = False
+            updates[var] = value
+        return updates, None
+
+    def outputs(self, results: list[np.ndarray], *, with_summary: bool) -> list[np.ndarray]:
+        """What the caller gets: the graph outputs, with or without the Summary tensors at the end.
+
+        A tensor wanted twice comes back once from onnxruntime; the second place gets a copy, so that
+        writing to one output never changes another.
+        """
+        positions, dups = (self.all_outputs, self._all_dups) if with_summary else (self.plain_outputs, self._plain_dups)
+        outs = [results[i] for i in positions]
+        for j in dups:
+            outs[j] = outs[j].copy()
+        return outs
+
+
+def _repeats(positions: list[int]) -> list[int]:
+    seen: set[int] = set()
+    repeats = []
+    for j, i in enumerate(positions):
+        if i in seen:
+            repeats.append(j)
+        seen.add(i)
+    return repeats

@@ -1,0 +1,324 @@
+"""The graph a user builds: Data, Const, Variable, Assign, Summary, Save and any ONNX operator.
+
+A :class:`Graph` is a plain list of :class:`Node` records wired by tensor names, the shape GE's ``ge::Graph``
+has before compilation. Nothing here runs anything: :mod:`openacl.ge.passes` compiles a snapshot of it and the
+session executes the result with onnxruntime. Mistakes in building a graph (a duplicate name, a tensor of
+another graph, an unknown operator) raise ``ValueError``/``TypeError`` at once, where the stack trace points at
+the line that made them; everything a session does later answers with a GE status code instead.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+from openacl import dtypes
+from openacl.ge import _ops
+
+__all__ = ["DEFAULT_OPSET", "GE_DOMAIN", "Graph", "Node", "Tensor"]
+
+#: The ONNX domain of GE's own node types in a model read by :meth:`Graph.from_onnx`.
+GE_DOMAIN = _ops.GE_DOMAIN
+#: The default ONNX opset of a graph built in Python (old enough for any onnxruntime we support).
+DEFAULT_OPSET = 17
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Tensor:
+    """One output of one node: what ``g.data``/``g.op``/... return and what other nodes take as input."""
+
+    name: str
+    graph: Graph = dataclasses.field(repr=False, compare=False)
+
+
+@dataclasses.dataclass(slots=True)
+class Node:
+    """A node: ``type`` is a GE type (``Data``, ``Summary``, ...) or an ONNX op type in ``domain``.
+
+    ``inputs``/``outputs`` are tensor names; ``attrs`` holds Python values or ``onnx.AttributeProto`` (kept as
+    read from a model). The GE types and the attributes they use are listed in :mod:`openacl.ge._ops`.
+    """
+
+    name: str
+    type: str
+    inputs: list[str]
+    outputs: list[str]
+    attrs: dict[str, Any] = dataclasses.field(default_factory=dict)
+    domain: str = ""
+
+    def copy(self) -> Node:
+        return Node(self.name, self.type, list(self.inputs), list(self.outputs), dict(self.attrs), self.domain)
+
+
+TensorLike = Tensor | str
+
+
+class Graph:
+    """A GE graph under construction (``ge::Graph``).
+
+    ``opset`` maps ONNX domains to versions for the ONNX operators used (``{"": 17}`` by default).
+    """
+
+    def __init__(self, name: str, *, opset: int | dict[str, int] = DEFAULT_OPSET) -> None:
+        if not isinstance(name, str):
+            raise TypeError(f"graph name must be a str, not {type(name).__name__}")
+        self.name = name
+        self.opset: dict[str, int] = {"": opset} if isinstance(opset, int) else dict(opset)
+        self.ir_version: int | None = None
+        self.nodes: list[Node] = []
+        self.outputs: list[str] = []
+        self._node_names: set[str] = set()
+        self._tensors: set[str] = set()
+        self._variables: dict[str, Tensor] = {}
+        self._auto = 0
+
+    # ----- building -----
+
+    def data(self, name: str, *, index: int, shape: Sequence[int | None], dtype: Any) -> Tensor:
+        """A ``Data`` node: the graph input matched to ``inputs[index]`` of ``run_graph``.
+
+        A dimension of ``None`` or ``-1`` accepts any size.
+        """
+        if not isinstance(index, int) or index < 0:
+            raise ValueError(f"Data {name!r}: index must be an int >= 0, got {index!r}")
+        dims = tuple(None if d is None or d == -1 else int(d) for d in shape)
+        np_dtype = _checked_dtype(dtype, f"Data {name!r}")
+        return self._add(name, _ops.DATA, [], {"index": index, "shape": dims, "dtype": np_dtype})
+
+    def const(self, name: str, value: Any) -> Tensor:
+        """A ``Const`` node (an ONNX initializer)."""
+        array = np.array(value, copy=True)
+        _checked_dtype(array.dtype, f"Const {name!r}")
+        array.flags.writeable = False
+        return self._add(name, _ops.CONST, [], {"value": array})
+
+    def variable(self, name: str, value: Any = None) -> Tensor:
+        """A ``Variable``: state that lives in the session, shared by name across its graphs.
+
+        ``value`` is the initial value, used when the session builds a graph and has no variable ``name`` yet;
+        without it the graph refers to a variable another graph of the session created. Naming the same
+        variable twice in one graph gives the same tensor.
+        """
+        if name in self._variables:
+            if value is not None:
+                raise ValueError(f"variable {name!r} is already in graph {self.name!r}; give its value once")
+            return self._variables[name]
+        attrs: dict[str, Any] = {}
+        if value is not None:
+            array = np.array(value, copy=True)
+            _checked_dtype(array.dtype, f"variable {name!r}")
+            array.flags.writeable = False
+            attrs["value"] = array
+        tensor = self._add(name, _ops.VARIABLE, [], attrs)
+        self._variables[name] = tensor
+        return tensor
+
+    def op(
+        self,
+        op_type: str,
+        inputs: Sequence[TensorLike],
+        name: str | None = None,
+        *,
+        n_outputs: int = 1,
+        domain: str = "",
+        **attrs: Any,
+    ) -> Any:
+        """Any ONNX operator; ``attrs`` become its ONNX attributes. Returns a Tensor, or a tuple of them.
+
+        The GE types (``Summary``, ``Save``, ``Assign``, ...) are built with their own methods instead.
+        """
+        if domain in ("", "ai.onnx"):
+            if op_type in _ops.GE_TYPES:
+                raise ValueError(f"{op_type} is a GE node type: use Graph.{op_type.lower()}(...)")
+            if not onnx.defs.has(op_type):
+                raise ValueError(f"{op_type!r} is not an ONNX operator; GE node types are {_ops.type_list()}")
+        if n_outputs < 1:
+            raise ValueError(f"{op_type}: n_outputs must be >= 1")
+        name = name or self._auto_name(op_type)
+        outs = [name] if n_outputs == 1 else [f"{name}:{i}" for i in range(n_outputs)]
+        self._claim(name, outs)
+        self.nodes.append(Node(name, op_type, self._names(inputs), outs, dict(attrs), domain))
+        tensors = tuple(Tensor(out, self) for out in outs)
+        return tensors[0] if n_outputs == 1 else tensors
+
+    def summary(self, name: str, x: TensorLike) -> None:
+        """A ``Summary`` node; ``name`` is its key in the Summary callback's ``params_list``.
+
+        MindSpore-style names (``loss[:Scalar]``, ``w[:Histogram]``, ...) tell the TensorBoard sink what to write.
+        """
+        self._claim(name, [])
+        self.nodes.append(Node(name, _ops.SUMMARY, self._names([x]), []))
+
+    def assign(self, ref: TensorLike, value: TensorLike, name: str | None = None) -> Tensor:
+        """``Assign``: the variable ``ref`` takes ``value`` after this run; the result is the new value.
+
+        Every read of a variable in one run sees its value from before the run.
+        """
+        ref_name = self._names([ref])[0]
+        if ref_name not in self._variables:
+            raise ValueError(f"Assign: {ref_name!r} is not a variable of graph {self.name!r}")
+        return self._add(name or self._auto_name("Assign"), _ops.ASSIGN, [ref_name, self._names([value])[0]], {})
+
+    def save(self, tensors: Sequence[TensorLike], name: str | None = None) -> None:
+        """A ``Save`` node: its variable inputs become graph outputs (GE's SavePass); other inputs are dropped.
+
+        The Save callback fires only for a *checkpoint graph*, one whose compiled form is nothing but variables
+        feeding the outputs (see :func:`openacl.ge.passes.is_checkpoint_graph`).
+        """
+        name = name or self._auto_name("Save")
+        self._claim(name, [])
+        self.nodes.append(Node(name, _ops.SAVE, self._names(tensors), []))
+
+    def set_outputs(self, tensors: Sequence[TensorLike]) -> Graph:
+        """The graph's outputs, in the order ``run_graph`` returns them."""
+        self.outputs = self._names(tensors)
+        return self
+
+    # ----- reading -----
+
+    @classmethod
+    def from_onnx(cls, model: str | Path | onnx.ModelProto, name: str | None = None) -> Graph:
+        """A graph from an ONNX model: inputs become Data (index = position), initializers Const.
+
+        Nodes of domain ``openacl.ge`` with types ``Summary``, ``Save``, ``Variable`` and ``Assign`` are GE nodes
+        (a Variable's name is its node name, its optional ``value`` attribute the initial value), so other
+        tools can write such graphs.
+        """
+        if not isinstance(model, onnx.ModelProto):
+            model = onnx.load(str(model))
+        src = model.graph
+        opset = {o.domain: o.version for o in model.opset_import if o.domain != GE_DOMAIN}
+        graph = cls(name or src.name or "graph", opset=opset)
+        graph.ir_version = model.ir_version
+        rename: dict[str, str] = {}
+
+        def ref(tensor: str) -> str:
+            return rename.get(tensor, tensor)
+
+        initializers = {init.name for init in src.initializer}
+        for init in src.initializer:
+            graph.const(init.name, numpy_helper.to_array(init))
+        index = 0
+        for value_info in src.input:
+            if value_info.name in initializers:
+                continue
+            elem, dims = _type_of(value_info)
+            graph.data(value_info.name, index=index, shape=dims, dtype=dtypes.numpy_from_onnx(elem))
+            index += 1
+        for node in src.node:
+            if node.domain == GE_DOMAIN:
+                _ops.spec(node.op_type)
+                graph._read_ge_node(node, ref, rename)
+                continue
+            attrs = {a.name: a for a in node.attribute}
+            name = node.name or graph._auto_name(node.op_type)
+            graph._claim(name, list(node.output))
+            graph.nodes.append(
+                Node(name, node.op_type, [ref(i) for i in node.input], list(node.output), attrs, node.domain)
+            )
+        graph.outputs = [ref(o.name) for o in src.output]
+        return graph
+
+    def _read_ge_node(self, node: onnx.NodeProto, ref: Any, rename: dict[str, str]) -> None:
+        kind = node.op_type
+        attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+        if kind == _ops.VARIABLE:
+            var_name = node.name or node.output[0]
+            value = attrs.get("value")
+            tensor = self.variable(var_name, None if value is None else numpy_helper.to_array(value))
+            for out in node.output:
+                rename[out] = tensor.name
+        elif kind == _ops.ASSIGN:
+            self.assign(ref(node.input[0]), ref(node.input[1]), name=node.output[0] if node.output else node.name)
+        elif kind == _ops.SUMMARY:
+            name = node.name or self._auto_name("Summary")
+            self._claim(name, [])
+            self.nodes.append(Node(name, _ops.SUMMARY, [ref(i) for i in node.input], []))
+        elif kind == _ops.SAVE:
+            self.save([ref(i) for i in node.input], name=node.name or None)
+
+    # ----- helpers -----
+
+    def node(self, name: str) -> Node:
+        """The node called ``name``; ``KeyError`` lists the names that exist."""
+        for node in self.nodes:
+            if node.name == name:
+                return node
+        raise KeyError(f"no node {name!r} in graph {self.name!r}; nodes: {[n.name for n in self.nodes]}")
+
+    def copy(self) -> Graph:
+        """A snapshot: later changes to either graph do not reach the other (AddGraph copies the graph)."""
+        other = Graph(self.name, opset=self.opset)
+        other.ir_version = self.ir_version
+        other.nodes = [n.copy() for n in self.nodes]
+        other.outputs = list(self.outputs)
+        other._node_names = set(self._node_names)
+        other._tensors = set(self._tensors)
+        other._variables = {k: Tensor(v.name, other) for k, v in self._variables.items()}
+        other._auto = self._auto
+        return other
+
+    def __repr__(self) -> str:
+        return f"Graph({self.name!r}, {len(self.nodes)} nodes, outputs={self.outputs})"
+
+    def _add(self, name: str, kind: str, inputs: list[str], attrs: dict[str, Any]) -> Tensor:
+        self._claim(name, [name])
+        self.nodes.append(Node(name, kind, inputs, [name], attrs))
+        return Tensor(name, self)
+
+    def _claim(self, name: str, outputs: Iterable[str]) -> None:
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"graph {self.name!r}: a node needs a non-empty str name, got {name!r}")
+        if name in self._node_names:
+            raise ValueError(f"graph {self.name!r} already has a node named {name!r}")
+        outputs = list(outputs)
+        for out in outputs:
+            if out in self._tensors:
+                raise ValueError(f"graph {self.name!r} already has a tensor named {out!r}")
+        self._node_names.add(name)
+        self._tensors.update(outputs)
+
+    def _names(self, tensors: Iterable[TensorLike]) -> list[str]:
+        if isinstance(tensors, Tensor | str):
+            raise TypeError("expected a list of tensors")
+        names = []
+        for tensor in tensors:
+            if isinstance(tensor, Tensor):
+                if tensor.graph is not self:
+                    raise ValueError(
+                        f"tensor {tensor.name!r} belongs to graph {tensor.graph.name!r}, not {self.name!r}"
+                    )
+                names.append(tensor.name)
+            elif isinstance(tensor, str):
+                names.append(tensor)
+            else:
+                raise TypeError(f"expected a Tensor or a tensor name, got {type(tensor).__name__}")
+        return names
+
+    def _auto_name(self, kind: str) -> str:
+        while True:
+            self._auto += 1
+            name = f"{kind}_{self._auto}"
+            if name not in self._node_names and name not in self._tensors:
+                return name
+
+
+def _checked_dtype(dtype: Any, what: str) -> np.dtype:
+    np_dtype = np.dtype(dtype)
+    try:
+        dtypes.onnx_from_numpy(np_dtype)
+    except KeyError:
+        raise ValueError(f"{what}: dtype {np_dtype} has no ONNX equivalent") from None
+    return np_dtype
+
+
+def _type_of(value_info: onnx.ValueInfoProto) -> tuple[int, list[int | None]]:
+    tensor_type = value_info.type.tensor_type
+    dims: list[int | None] = [d.dim_value if d.HasField("dim_value") else None for d in tensor_type.shape.dim]
+    return tensor_type.elem_type, dims

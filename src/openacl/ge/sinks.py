@@ -1,0 +1,246 @@
+"""Ready callbacks: Summary tensors to TensorBoard event files, Save tensors to safetensors checkpoints.
+
+Register them like any callback::
+
+    sess.register_callback_func("Summary", TensorBoardSummaryWriter("runs/exp1"))
+    sess.register_callback_func("Save", SafetensorsCheckpointWriter("ckpt", keep=5))
+
+Both return ``GeStatus.SUCCESS``, or ``GeStatus.FAILED`` after logging what went wrong; ``run_graph`` only
+logs a failure, so a full disk never stops training.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from safetensors.numpy import save_file
+from tensorboardX import SummaryWriter
+from tensorboardX import crc32c as _tbx_crc32c
+from tensorboardX.proto import summary_pb2, tensor_pb2, tensor_shape_pb2, types_pb2
+
+from openacl.errors import GeStatus
+from openacl.log import get_logger
+
+__all__ = ["SafetensorsCheckpointWriter", "TensorBoardSummaryWriter", "native_crc32c", "parse_summary_key"]
+
+log = get_logger("ge")
+
+SCALAR, TENSOR, IMAGE, HISTOGRAM = "Scalar", "Tensor", "Image", "Histogram"
+_KEY = re.compile(r"^(?P<tag>.*)\[:(?P<kind>[A-Za-z]+)\]$")
+
+
+def native_crc32c() -> bool:
+    """True when tensorboardX checksums records with the native ``crc32c`` package, not its Python loop."""
+    return getattr(_tbx_crc32c, "_crc32c_native", None) is not None
+
+
+def parse_summary_key(key: str) -> tuple[str, str]:
+    """``"loss[:Scalar]"`` -> ``("loss", "Scalar")``; a key without a known suffix is a whole-key Tensor."""
+    match = _KEY.match(key)
+    if match and match["kind"] in (SCALAR, TENSOR, IMAGE, HISTOGRAM):
+        return match["tag"], match["kind"]
+    return key, TENSOR
+
+
+class TensorBoardSummaryWriter:
+    """A Summary callback that writes each ``params_list`` entry as a TensorBoard summary.
+
+    Keys follow MindSpore: ``tag[:Scalar]`` (one value), ``tag[:Tensor]``, ``tag[:Image]`` (NCHW, CHW or HW;
+    floats in [0, 1] or uint8) and ``tag[:Histogram]``; any other key is written as a tensor under the whole
+    key. The step is the run counter: 0 for the first call, then 1, 2, ... (``step`` may be set). Events go
+    through tensorboardX and are flushed at least every ``flush_secs`` seconds, not only at close.
+    """
+
+    def __init__(self, logdir: str | os.PathLike[str], *, flush_secs: float = 1) -> None:
+        if not native_crc32c():
+            log.warning("tensorboardX is not using the native crc32c package; writing events will be slow")
+        self.logdir = Path(logdir)
+        self.writer = SummaryWriter(logdir=str(self.logdir), flush_secs=flush_secs)
+        self.step = 0
+        self._kinds: dict[str, tuple[str, Callable[..., None]]] = {}
+        self._lock = threading.Lock()
+
+    def __call__(self, graph_id: int, params_list: Mapping[str, np.ndarray]) -> int:
+        with self._lock:
+            step = self.step
+            self.step += 1
+        status = GeStatus.SUCCESS
+        for key, value in params_list.items():
+            entry = self._kinds.get(key)
+            if entry is None:
+                tag, kind = parse_summary_key(key)
+                entry = self._kinds[key] = (tag, _WRITERS[kind])
+            try:
+                entry[1](self.writer, entry[0], value, step)
+            except Exception as exc:
+                log.error("TensorBoard summary %r of graph %d (step %d) not written: %s", key, graph_id, step, exc)
+                status = GeStatus.FAILED
+        return status
+
+    def flush(self) -> None:
+        self.writer.flush()
+
+    def close(self) -> None:
+        """Flush and close the event file (the writer's thread ends); safe to call twice."""
+        self.writer.close()
+
+    def __enter__(self) -> TensorBoardSummaryWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _scalar(writer: SummaryWriter, tag: str, value: np.ndarray, step: int) -> None:
+    if value.size != 1:
+        raise ValueError(f"a Scalar summary needs one value, got shape {value.shape}")
+    writer.add_scalar(tag, float(value.reshape(-1)[0]), step)
+
+
+def _histogram(writer: SummaryWriter, tag: str, value: np.ndarray, step: int) -> None:
+    writer.add_histogram(tag, np.asarray(value, dtype=np.float64), step)
+
+
+def _image(writer: SummaryWriter, tag: str, value: np.ndarray, step: int) -> None:
+    if value.ndim == 4:
+        writer.add_images(tag, value, step, dataformats="NCHW")
+    elif value.ndim in (2, 3):
+        writer.add_image(tag, value, step, dataformats="HW" if value.ndim == 2 else "CHW")
+    else:
+        raise ValueError(f"an Image summary needs 2 to 4 dimensions (NCHW), got shape {value.shape}")
+
+
+#: numpy dtype -> TensorFlow ``DataType`` name, for tensor summaries.
+_TF_DTYPES = {
+    np.dtype(np.float32): "DT_FLOAT",
+    np.dtype(np.float64): "DT_DOUBLE",
+    np.dtype(np.float16): "DT_HALF",
+    np.dtype(np.int8): "DT_INT8",
+    np.dtype(np.int16): "DT_INT16",
+    np.dtype(np.int32): "DT_INT32",
+    np.dtype(np.int64): "DT_INT64",
+    np.dtype(np.uint8): "DT_UINT8",
+    np.dtype(np.uint16): "DT_UINT16",
+    np.dtype(np.uint32): "DT_UINT32",
+    np.dtype(np.uint64): "DT_UINT64",
+    np.dtype(np.bool_): "DT_BOOL",
+    np.dtype(np.complex64): "DT_COMPLEX64",
+    np.dtype(np.complex128): "DT_COMPLEX128",
+}
+
+
+def _tensor(writer: SummaryWriter, tag: str, value: np.ndarray, step: int) -> None:
+    """A tensor summary (TensorBoard's ``tensors``); tensorboardX has no ``add_tensor``, so the proto is ours."""
+    name = _TF_DTYPES.get(value.dtype)
+    if name is None:
+        raise ValueError(f"a Tensor summary cannot hold dtype {value.dtype}")
+    data = np.ascontiguousarray(value, dtype=value.dtype.newbyteorder("<"))
+    proto = tensor_pb2.TensorProto(
+        dtype=types_pb2.DataType.Value(name),
+        tensor_shape=tensor_shape_pb2.TensorShapeProto(
+            dim=[tensor_shape_pb2.TensorShapeProto.Dim(size=d) for d in value.shape]
+        ),
+        tensor_content=data.tobytes(),
+    )
+    metadata = summary_pb2.SummaryMetadata(plugin_data=summary_pb2.SummaryMetadata.PluginData(plugin_name="tensors"))
+    summary = summary_pb2.Summary(value=[summary_pb2.Summary.Value(tag=tag, tensor=proto, metadata=metadata)])
+    writer._get_file_writer().add_summary(summary, step)
+
+
+_WRITERS: dict[str, Callable[[SummaryWriter, str, np.ndarray, int], None]] = {
+    SCALAR: _scalar,
+    TENSOR: _tensor,
+    IMAGE: _image,
+    HISTOGRAM: _histogram,
+}
+
+
+class SafetensorsCheckpointWriter:
+    """A Save callback that writes ``{graph_id}-{step}.safetensors`` atomically and keeps the newest ``keep``.
+
+    Atomic: the file is written under a temporary name in the same directory, fsynced, renamed over the final
+    name, and the directory is fsynced, so a crash leaves either the old set of checkpoints or the new one.
+    A failed write removes its temporary file and touches no earlier checkpoint. The metadata holds
+    ``graph_id``, ``step`` and ``time`` (seconds since the epoch). Steps count the calls per graph id and go on
+    from the newest checkpoint already in the directory.
+    """
+
+    def __init__(self, directory: str | os.PathLike[str], keep: int = 5) -> None:
+        if not isinstance(keep, int) or keep < 1:
+            raise ValueError(f"keep must be an int >= 1, got {keep!r}")
+        self.directory = Path(directory)
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.keep = keep
+        self._next: dict[int, int] = {}
+        self._lock = threading.Lock()
+
+    def __call__(self, graph_id: int, params_list: Mapping[str, np.ndarray]) -> int:
+        with self._lock:
+            step = self._next.get(graph_id)
+            if step is None:
+                existing = self.checkpoints(graph_id)
+                step = _step_of(existing[-1]) + 1 if existing else 0
+            self._next[graph_id] = step + 1
+        try:
+            self.write(graph_id, step, params_list)
+        except Exception as exc:
+            log.error("checkpoint %d-%d not written (earlier checkpoints kept): %s", graph_id, step, exc)
+            return GeStatus.FAILED
+        self._prune(graph_id)
+        return GeStatus.SUCCESS
+
+    def path(self, graph_id: int, step: int) -> Path:
+        return self.directory / f"{graph_id}-{step}.safetensors"
+
+    def write(self, graph_id: int, step: int, tensors: Mapping[str, np.ndarray]) -> Path:
+        """Write one checkpoint atomically and durably; raises on failure, leaving no temporary file."""
+        final = self.path(graph_id, step)
+        tmp = self.directory / f".{final.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp"
+        metadata = {"graph_id": str(graph_id), "step": str(step), "time": f"{time.time():.6f}"}
+        arrays = {name: np.ascontiguousarray(value) for name, value in tensors.items()}
+        try:
+            save_file(arrays, tmp, metadata=metadata)
+            _fsync(tmp, os.O_RDONLY)
+            os.replace(tmp, final)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+        _fsync(self.directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        return final
+
+    def checkpoints(self, graph_id: int) -> list[Path]:
+        """This directory's checkpoints of ``graph_id``, oldest step first."""
+        prefix = f"{graph_id}-"
+        found = [p for p in self.directory.iterdir() if p.name.startswith(prefix) and _step_of(p) >= 0]
+        return sorted(found, key=_step_of)
+
+    def _prune(self, graph_id: int) -> None:
+        for old in self.checkpoints(graph_id)[: -self.keep]:
+            try:
+                old.unlink()
+            except OSError as exc:
+                log.warning("old checkpoint %s not removed: %s", old, exc)
+
+
+_CHECKPOINT = re.compile(r"^\d+-(\d+)\.safetensors$")
+
+
+def _step_of(path: Path) -> int:
+    match = _CHECKPOINT.match(path.name)
+    return int(match[1]) if match else -1
+
+
+def _fsync(path: Any, flags: int) -> None:
+    fd = os.open(path, flags)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

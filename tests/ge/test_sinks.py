@@ -1,0 +1,179 @@
+"""The ready sinks, read back with TensorBoard's own event reader and with safetensors."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import numpy as np
+import pytest
+from safetensors import safe_open
+from safetensors.numpy import load_file
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+from tensorboard.util import tensor_util
+
+from openacl import ge
+from openacl.errors import GeStatus as S
+from openacl.ge import sinks
+
+F32 = np.float32
+
+
+def read_events(logdir) -> EventAccumulator:
+    acc = EventAccumulator(str(logdir), size_guidance={"scalars": 0, "tensors": 0, "images": 0, "histograms": 0})
+    acc.Reload()
+    return acc
+
+
+# ----- TensorBoard -----
+
+
+def test_tensorboardx_uses_the_native_crc32c():
+    assert sinks.native_crc32c() is True
+
+
+@pytest.mark.parametrize(
+    ("key", "parsed"),
+    [
+        ("loss[:Scalar]", ("loss", "Scalar")),
+        ("conv/w[:Histogram]", ("conv/w", "Histogram")),
+        ("img[:Image]", ("img", "Image")),
+        ("t[:Tensor]", ("t", "Tensor")),
+        ("plain", ("plain", "Tensor")),
+        ("odd[:Foo]", ("odd[:Foo]", "Tensor")),
+    ],
+)
+def test_parse_summary_key(key, parsed):
+    assert sinks.parse_summary_key(key) == parsed
+
+
+def test_every_kind_is_written_and_read_back(tmp_path):
+    image = np.linspace(0, 1, 2 * 3 * 4 * 5, dtype=F32).reshape(2, 3, 4, 5)
+    with ge.TensorBoardSummaryWriter(tmp_path) as writer:
+        for step in range(3):
+            params = {
+                "loss[:Scalar]": np.array(0.5 * step, F32),
+                "w[:Histogram]": np.arange(10, dtype=F32) + step,
+                "img[:Image]": image,
+                "act[:Tensor]": np.arange(6, dtype=np.int32).reshape(2, 3) * step,
+                "raw": np.array([True, False]),
+            }
+            assert writer(1, params) == S.SUCCESS
+    acc = read_events(tmp_path)
+    assert [(e.step, e.value) for e in acc.Scalars("loss")] == [(0, 0.0), (1, 0.5), (2, 1.0)]
+    assert [e.step for e in acc.Histograms("w")] == [0, 1, 2]
+    assert acc.Histograms("w")[2].histogram_value.max == 11
+    images = acc.Images("img")  # tensorboardX tiles an NCHW batch into one grid image
+    assert len(images) == 3 and (images[0].width, images[0].height) == (2 * 5, 4)
+    last = acc.Tensors("act")[-1]
+    assert last.step == 2
+    np.testing.assert_array_equal(tensor_util.make_ndarray(last.tensor_proto), np.arange(6).reshape(2, 3) * 2)
+    np.testing.assert_array_equal(tensor_util.make_ndarray(acc.Tensors("raw")[0].tensor_proto), [True, False])
+
+
+def test_a_bad_entry_is_logged_and_the_others_are_written(tmp_path, ge_log):
+    with ge.TensorBoardSummaryWriter(tmp_path) as writer:
+        status = writer(4, {"bad[:Scalar]": np.ones(2, F32), "good[:Scalar]": np.array(1.0, F32)})
+    assert status == S.FAILED
+    assert "'bad[:Scalar]' of graph 4 (step 0) not written: a Scalar summary needs one value" in ge_log.text
+    assert [e.value for e in read_events(tmp_path).Scalars("good")] == [1.0]
+
+
+def test_events_are_flushed_without_close(tmp_path):
+    writer = ge.TensorBoardSummaryWriter(tmp_path)
+    try:
+        assert writer(1, {"x[:Scalar]": np.array(3.0, F32)}) == S.SUCCESS
+        deadline = time.monotonic() + 10  # the writer flushes within flush_secs=1; this is only a safety net
+        while not read_events(tmp_path).Tags()["scalars"] and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert [e.value for e in read_events(tmp_path).Scalars("x")] == [3.0]
+    finally:
+        writer.close()
+
+
+def test_as_the_summary_callback_of_a_session(tmp_path):
+    assert ge.ge_initialize() == 0
+    sess = ge.Session({"ge.graphRunMode": "1"})
+    g = ge.Graph("g")
+    x = g.data("x", index=0, shape=[], dtype="float32")
+    g.summary("x2[:Scalar]", g.op("Mul", [x, x]))
+    with ge.TensorBoardSummaryWriter(tmp_path) as writer:
+        assert sess.register_callback_func("Summary", writer) == S.SUCCESS
+        assert sess.add_graph(1, g) == S.SUCCESS
+        for value in (1, 2, 3):
+            assert sess.run_graph(1, [np.array(value, F32)]) == ([], S.SUCCESS)
+    assert [(e.step, e.value) for e in read_events(tmp_path).Scalars("x2")] == [(0, 1.0), (1, 4.0), (2, 9.0)]
+
+
+# ----- safetensors -----
+
+
+def names(directory) -> list[str]:
+    return sorted(p.name for p in directory.iterdir())
+
+
+def test_checkpoint_contents_and_metadata(tmp_path):
+    writer = ge.SafetensorsCheckpointWriter(tmp_path / "ckpt")
+    w = np.arange(6, dtype=F32).reshape(2, 3)
+    params = {"w": w.T, "b": np.array([1.5], np.float64)}  # a non-contiguous view is written as its values
+    before = time.time()
+    assert writer(3, params) == S.SUCCESS
+    path = tmp_path / "ckpt" / "3-0.safetensors"
+    assert names(tmp_path / "ckpt") == ["3-0.safetensors"]
+    loaded = load_file(path)
+    np.testing.assert_array_equal(loaded["w"], w.T)
+    np.testing.assert_array_equal(loaded["b"], [1.5])
+    with safe_open(path, framework="numpy") as f:
+        meta = f.metadata()
+    assert meta["graph_id"] == "3" and meta["step"] == "0"
+    assert before <= float(meta["time"]) <= time.time()
+
+
+def test_keeps_the_newest_per_graph_and_continues_the_steps(tmp_path):
+    writer = ge.SafetensorsCheckpointWriter(tmp_path, keep=2)
+    for step in range(4):
+        assert writer(1, {"v": np.array([step], F32)}) == S.SUCCESS
+    assert writer(2, {"v": np.zeros(1, F32)}) == S.SUCCESS
+    assert names(tmp_path) == ["1-2.safetensors", "1-3.safetensors", "2-0.safetensors"]
+    again = ge.SafetensorsCheckpointWriter(tmp_path, keep=2)
+    assert again(1, {"v": np.array([9], F32)}) == S.SUCCESS
+    assert names(tmp_path) == ["1-3.safetensors", "1-4.safetensors", "2-0.safetensors"]
+    assert [p.name for p in again.checkpoints(1)] == ["1-3.safetensors", "1-4.safetensors"]
+
+
+def test_writes_are_fsynced_file_then_directory(tmp_path, monkeypatch):
+    synced = []
+    real_fsync = os.fsync
+
+    def fsync(fd):
+        synced.append(os.readlink(f"/proc/self/fd/{fd}"))
+        real_fsync(fd)
+
+    monkeypatch.setattr(sinks.os, "fsync", fsync)
+    writer = ge.SafetensorsCheckpointWriter(tmp_path)
+    assert writer(1, {"v": np.zeros(1, F32)}) == S.SUCCESS
+    assert len(synced) == 2
+    assert synced[0].startswith(str(tmp_path / ".1-0.safetensors.")) and synced[0].endswith(".tmp")
+    assert synced[1] == str(tmp_path)
+
+
+@pytest.mark.parametrize("broken", ["replace", "save_file", "fsync"])
+def test_a_failed_write_leaves_the_previous_checkpoints_intact(tmp_path, monkeypatch, ge_log, broken):
+    writer = ge.SafetensorsCheckpointWriter(tmp_path, keep=2)
+    for step in range(2):
+        assert writer(1, {"v": np.array([step], F32)}) == S.SUCCESS
+    before = {name: (tmp_path / name).read_bytes() for name in names(tmp_path)}
+
+    def fail(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    target = sinks if broken == "save_file" else sinks.os
+    monkeypatch.setattr(target, broken, fail)
+    assert writer(1, {"v": np.array([2], F32)}) == S.FAILED
+    assert "checkpoint 1-2 not written (earlier checkpoints kept)" in ge_log.text
+    assert {name: (tmp_path / name).read_bytes() for name in names(tmp_path)} == before, "no temp file, no pruning"
+
+
+def test_keep_must_be_positive(tmp_path):
+    with pytest.raises(ValueError, match="keep must be an int >= 1"):
+        ge.SafetensorsCheckpointWriter(tmp_path, keep=0)
