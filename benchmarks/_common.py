@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -18,6 +19,14 @@ def interleaved(rounds: int, ours: Callable[[], float], baseline: Callable[[], f
         a.append(ours())
         b.append(baseline())
     return pick(a), pick(b)
+
+
+def per_call(fn: Callable[[], object], n: int) -> float:
+    """Seconds per call of ``fn`` over ``n`` calls."""
+    start = time.perf_counter()
+    for _ in range(n):
+        fn()
+    return (time.perf_counter() - start) / n
 
 
 def print_rows(rows: Sequence[Row], as_json: bool, notes: Sequence[str] = ()) -> None:

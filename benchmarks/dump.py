@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 import onnx
-from _common import import_model_builder, interleaved, print_rows
+from _common import import_model_builder, interleaved, per_call, print_rows
 
 import openacl
 from openacl.dump import manager
@@ -57,13 +57,6 @@ class Loaded:
 
     def execute(self) -> None:
         assert acl.mdl.execute(self.model_id, *self.datasets) == 0
-
-
-def per_call(fn, n: int) -> float:
-    start = time.perf_counter()
-    for _ in range(n):
-        fn()
-    return (time.perf_counter() - start) / n
 
 
 def save_model(build, directory: Path, size: int, channels: tuple[int, int], name: str) -> Path:

@@ -74,6 +74,7 @@ def main(outdir: Path) -> int:
         assert ret == 0
     finally:
         summaries.close()
+        checkpoints.close()  # the last checkpoints are committed (fsynced and renamed) in the background
         ge.ge_finalize()
 
     print(f"trained {STEPS} steps: loss {first:.4f} -> {float(loss):.6f}")

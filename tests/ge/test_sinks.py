@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 import time
 
 import numpy as np
@@ -118,6 +119,7 @@ def test_checkpoint_contents_and_metadata(tmp_path):
     params = {"w": w.T, "b": np.array([1.5], np.float64)}  # a non-contiguous view is written as its values
     before = time.time()
     assert writer(3, params) == S.SUCCESS
+    writer.flush()
     path = tmp_path / "ckpt" / "3-0.safetensors"
     assert names(tmp_path / "ckpt") == ["3-0.safetensors"]
     loaded = load_file(path)
@@ -134,9 +136,10 @@ def test_keeps_the_newest_per_graph_and_continues_the_steps(tmp_path):
     for step in range(4):
         assert writer(1, {"v": np.array([step], F32)}) == S.SUCCESS
     assert writer(2, {"v": np.zeros(1, F32)}) == S.SUCCESS
+    writer.flush()
     assert names(tmp_path) == ["1-2.safetensors", "1-3.safetensors", "2-0.safetensors"]
-    again = ge.SafetensorsCheckpointWriter(tmp_path, keep=2)
-    assert again(1, {"v": np.array([9], F32)}) == S.SUCCESS
+    with ge.SafetensorsCheckpointWriter(tmp_path, keep=2) as again:
+        assert again(1, {"v": np.array([9], F32)}) == S.SUCCESS
     assert names(tmp_path) == ["1-3.safetensors", "1-4.safetensors", "2-0.safetensors"]
     assert [p.name for p in again.checkpoints(1)] == ["1-3.safetensors", "1-4.safetensors"]
 
@@ -152,6 +155,7 @@ def test_writes_are_fsynced_file_then_directory(tmp_path, monkeypatch):
     monkeypatch.setattr(sinks.os, "fsync", fsync)
     writer = ge.SafetensorsCheckpointWriter(tmp_path)
     assert writer(1, {"v": np.zeros(1, F32)}) == S.SUCCESS
+    writer.flush()
     assert len(synced) == 2
     assert synced[0].startswith(str(tmp_path / ".1-0.safetensors.")) and synced[0].endswith(".tmp")
     assert synced[1] == str(tmp_path)
@@ -162,6 +166,7 @@ def test_a_failed_write_leaves_the_previous_checkpoints_intact(tmp_path, monkeyp
     writer = ge.SafetensorsCheckpointWriter(tmp_path, keep=2)
     for step in range(2):
         assert writer(1, {"v": np.array([step], F32)}) == S.SUCCESS
+    writer.flush()
     before = {name: (tmp_path / name).read_bytes() for name in names(tmp_path)}
 
     def fail(*args, **kwargs):
@@ -169,9 +174,42 @@ def test_a_failed_write_leaves_the_previous_checkpoints_intact(tmp_path, monkeyp
 
     target = sinks if broken == "save_file" else sinks.os
     monkeypatch.setattr(target, broken, fail)
-    assert writer(1, {"v": np.array([2], F32)}) == S.FAILED
+    staged = writer(1, {"v": np.array([2], F32)})
+    writer.flush()
+    assert staged == (S.FAILED if broken == "save_file" else S.SUCCESS)  # commit failures come after the call
     assert "checkpoint 1-2 not written (earlier checkpoints kept)" in ge_log.text
     assert {name: (tmp_path / name).read_bytes() for name in names(tmp_path)} == before, "no temp file, no pruning"
+
+
+def test_foreground_mode_commits_inside_the_callback(tmp_path, monkeypatch):
+    writer = ge.SafetensorsCheckpointWriter(tmp_path, background=False)
+    assert writer(1, {"v": np.zeros(1, F32)}) == S.SUCCESS
+    assert names(tmp_path) == ["1-0.safetensors"]
+
+    def fail(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(sinks.os, "replace", fail)
+    assert writer(1, {"v": np.zeros(1, F32)}) == S.FAILED
+    assert names(tmp_path) == ["1-0.safetensors"]
+
+
+def test_checkpoints_commit_in_order_off_the_callers_thread(tmp_path, monkeypatch):
+    threads = []
+    real_replace = os.replace
+
+    def replace(src, dst):
+        threads.append(threading.current_thread().name)
+        real_replace(src, dst)
+
+    monkeypatch.setattr(sinks.os, "replace", replace)
+    with ge.SafetensorsCheckpointWriter(tmp_path, keep=10) as writer:
+        for step in range(5):
+            assert writer(1, {"v": np.array([step], F32)}) == S.SUCCESS
+    assert threads == ["openacl-ge-checkpoint"] * 5
+    assert names(tmp_path) == [f"1-{step}.safetensors" for step in range(5)]
+    for step in range(5):
+        assert load_file(tmp_path / f"1-{step}.safetensors")["v"][0] == step
 
 
 def test_keep_must_be_positive(tmp_path):

@@ -166,21 +166,35 @@ _WRITERS: dict[str, Callable[[SummaryWriter, str, np.ndarray, int], None]] = {
 class SafetensorsCheckpointWriter:
     """A Save callback that writes ``{graph_id}-{step}.safetensors`` atomically and keeps the newest ``keep``.
 
-    Atomic: the file is written under a temporary name in the same directory, fsynced, renamed over the final
-    name, and the directory is fsynced, so a crash leaves either the old set of checkpoints or the new one.
-    A failed write removes its temporary file and touches no earlier checkpoint. The metadata holds
-    ``graph_id``, ``step`` and ``time`` (seconds since the epoch). Steps count the calls per graph id and go on
-    from the newest checkpoint already in the directory.
+    Atomic and durable: the tensors are written under a temporary name in the same directory, fsynced, renamed
+    over the final name, and the directory is fsynced, so a crash leaves either the old set of checkpoints or
+    the new one. A failed write removes its temporary file and touches no earlier checkpoint. The metadata
+    holds ``graph_id``, ``step`` and ``time`` (seconds since the epoch). Steps count the calls per graph id and
+    go on from the newest checkpoint already in the directory.
+
+    The callback itself only writes the temporary file (the training step pays what ``save_file`` costs); the
+    fsyncs, the rename and pruning happen on a committer thread (``openacl-ge-checkpoint``), in call order.
+    So a checkpoint appears under its final name shortly after ``run_graph`` returns: ``flush()`` waits for
+    every checkpoint so far, and ``close()`` (or leaving a ``with`` block) flushes. A commit that fails is
+    logged and leaves the earlier checkpoints as they were. ``background=False`` commits inside the callback.
     """
 
-    def __init__(self, directory: str | os.PathLike[str], keep: int = 5) -> None:
+    def __init__(self, directory: str | os.PathLike[str], keep: int = 5, *, background: bool = True) -> None:
         if not isinstance(keep, int) or keep < 1:
             raise ValueError(f"keep must be an int >= 1, got {keep!r}")
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
         self.keep = keep
+        self.background = background
         self._next: dict[int, int] = {}
         self._lock = threading.Lock()
+        self._committer = _Committer("openacl-ge-checkpoint")
+
+    def __enter__(self) -> SafetensorsCheckpointWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def __call__(self, graph_id: int, params_list: Mapping[str, np.ndarray]) -> int:
         with self._lock:
@@ -190,31 +204,36 @@ class SafetensorsCheckpointWriter:
                 step = _step_of(existing[-1]) + 1 if existing else 0
             self._next[graph_id] = step + 1
         try:
-            self.write(graph_id, step, params_list)
+            tmp = self._stage(graph_id, step, params_list)
         except Exception as exc:
             log.error("checkpoint %d-%d not written (earlier checkpoints kept): %s", graph_id, step, exc)
             return GeStatus.FAILED
-        self._prune(graph_id)
+        if not self.background:
+            return GeStatus.SUCCESS if self._commit(tmp, graph_id, step) else GeStatus.FAILED
+        self._committer.submit(lambda: self._commit(tmp, graph_id, step))
         return GeStatus.SUCCESS
 
     def path(self, graph_id: int, step: int) -> Path:
         return self.directory / f"{graph_id}-{step}.safetensors"
 
     def write(self, graph_id: int, step: int, tensors: Mapping[str, np.ndarray]) -> Path:
-        """Write one checkpoint atomically and durably; raises on failure, leaving no temporary file."""
-        final = self.path(graph_id, step)
-        tmp = self.directory / f".{final.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp"
-        metadata = {"graph_id": str(graph_id), "step": str(step), "time": f"{time.time():.6f}"}
-        arrays = {name: np.ascontiguousarray(value) for name, value in tensors.items()}
+        """Write one checkpoint atomically and durably, now; raises on failure, leaving no temporary file."""
+        tmp = self._stage(graph_id, step, tensors)
         try:
-            save_file(arrays, tmp, metadata=metadata)
             _fsync(tmp, os.O_RDONLY)
-            os.replace(tmp, final)
+            os.replace(tmp, self.path(graph_id, step))
         except BaseException:
             tmp.unlink(missing_ok=True)
             raise
         _fsync(self.directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-        return final
+        return self.path(graph_id, step)
+
+    def flush(self) -> None:
+        """Return once every checkpoint handed to this writer so far is committed (or has failed)."""
+        self._committer.flush()
+
+    def close(self) -> None:
+        self.flush()
 
     def checkpoints(self, graph_id: int) -> list[Path]:
         """This directory's checkpoints of ``graph_id``, oldest step first."""
@@ -222,12 +241,76 @@ class SafetensorsCheckpointWriter:
         found = [p for p in self.directory.iterdir() if p.name.startswith(prefix) and _step_of(p) >= 0]
         return sorted(found, key=_step_of)
 
+    def _stage(self, graph_id: int, step: int, tensors: Mapping[str, np.ndarray]) -> Path:
+        """The tensors under a temporary name (removed if writing fails)."""
+        tmp = self.directory / f".{graph_id}-{step}.safetensors.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp"
+        metadata = {"graph_id": str(graph_id), "step": str(step), "time": f"{time.time():.6f}"}
+        arrays = {name: np.ascontiguousarray(value) for name, value in tensors.items()}
+        try:
+            save_file(arrays, tmp, metadata=metadata)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+        return tmp
+
+    def _commit(self, tmp: Path, graph_id: int, step: int) -> bool:
+        try:
+            _fsync(tmp, os.O_RDONLY)
+            os.replace(tmp, self.path(graph_id, step))
+            _fsync(self.directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        except Exception as exc:
+            tmp.unlink(missing_ok=True)
+            log.error("checkpoint %d-%d not written (earlier checkpoints kept): %s", graph_id, step, exc)
+            return False
+        self._prune(graph_id)
+        return True
+
     def _prune(self, graph_id: int) -> None:
         for old in self.checkpoints(graph_id)[: -self.keep]:
             try:
                 old.unlink()
             except OSError as exc:
                 log.warning("old checkpoint %s not removed: %s", old, exc)
+
+
+class _Committer:
+    """Runs submitted jobs in order on one thread that exists only while there is work."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+        self._cond = threading.Condition()
+        self._jobs: list[Callable[[], object]] = []
+        self._submitted = self._done = 0
+        self._running = False
+
+    def submit(self, job: Callable[[], object]) -> None:
+        with self._cond:
+            self._jobs.append(job)
+            self._submitted += 1
+            if not self._running:
+                self._running = True
+                threading.Thread(target=self._run, name=self._name, daemon=True).start()
+
+    def flush(self) -> None:
+        with self._cond:
+            target = self._submitted
+            while self._done < target:
+                self._cond.wait()
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                if not self._jobs:
+                    self._running = False  # Invariant: no jobs queued and no thread running go together
+                    return
+                job = self._jobs.pop(0)
+            try:
+                job()
+            except Exception:
+                log.exception("%s: job failed", self._name)
+            with self._cond:
+                self._done += 1
+                self._cond.notify_all()
 
 
 _CHECKPOINT = re.compile(r"^\d+-(\d+)\.safetensors$")
