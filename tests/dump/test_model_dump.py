@@ -194,14 +194,15 @@ def test_stats_mode_writes_csv(inited, tmp_path):
 
 
 def test_failed_write_reports_write_file_and_leaves_no_partial_file(inited, tmp_path, monkeypatch, acl_log):
-    real_write = os.write
+    real_write_parts = sink.write_parts
     calls = {"n": 0}
 
-    def full_disk(fd, data):
+    def full_disk(out, parts):
         calls["n"] += 1
         if calls["n"] == 3:
+            out.write(bytes(parts[0]))  # a partial file, then the disk is full
             raise OSError(errno.ENOSPC, "No space left on device")
-        return real_write(fd, data)
+        return real_write_parts(out, parts)
 
     out = tmp_path / "dump"
     out.mkdir()
@@ -209,17 +210,26 @@ def test_failed_write_reports_write_file_and_leaves_no_partial_file(inited, tmp_
     assert acl.mdl.init_dump() == 0 and acl.mdl.set_dump(cfg) == 0
     io = ModelIO()
     io.load_input(demo_input())
-    monkeypatch.setattr(sink.os, "write", full_disk)
+    monkeypatch.setattr(sink, "write_parts", full_disk)
     assert acl.mdl.execute(io.model_id, io.inputs[0], io.outputs[0]) == AclCode.ACL_ERROR_WRITE_FILE
     assert "No space left on device" in acl_log.text
     first = dump_files(out)
     assert len(first) == len(OPS) - 1  # every other file complete; no temporary file left
     for path in first:
         dump_format.read_dump(path)
-    monkeypatch.setattr(sink.os, "write", real_write)
+    monkeypatch.setattr(sink, "write_parts", real_write_parts)
     assert acl.mdl.execute(io.model_id, io.inputs[0], io.outputs[0]) == 0  # the next dump works
     assert len(dump_files(out)) == 2 * len(OPS) - 1
     assert acl.mdl.finalize_dump() == 0
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+@pytest.mark.parametrize("size", [10, 1 << 20])
+def test_the_write_path_reports_a_real_enospc(size):
+    """/dev/full fails every write with ENOSPC, as a full disk does, on both the small and the large path."""
+    with pytest.raises(OSError) as caught, open("/dev/full", "wb") as full:
+        sink.write_parts(full, [np.zeros(size, np.uint8).data])
+    assert caught.value.errno == errno.ENOSPC
 
 
 def test_async_execute_files_on_disk_at_synchronize(inited, tmp_path, stream):

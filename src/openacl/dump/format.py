@@ -31,6 +31,7 @@ import os
 import pathlib
 import re
 import struct
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -136,10 +137,12 @@ def file_name(op_type: str, op_name: str, task_id: int, stream_id: int, timestam
         raise ValueError(
             f"task_id, stream_id and timestamp must not be negative, got {task_id}, {stream_id}, {timestamp_us}"
         )
-    return (
-        f"{sanitize(op_type) or '_'}.{sanitize(op_name) or '_'}."
-        f"{int(task_id)}.{int(stream_id)}.{int(timestamp_us):016d}"
-    )
+    return f"{file_name_prefix(op_type, op_name, task_id)}{int(stream_id)}.{int(timestamp_us):016d}"
+
+
+def file_name_prefix(op_type: str, op_name: str, task_id: int) -> str:
+    """``{op_type}.{op_name}.{task_id}.``: the part of :func:`file_name` that is the same on every run."""
+    return f"{sanitize(op_type) or '_'}.{sanitize(op_name) or '_'}.{int(task_id)}."
 
 
 def dump_dir(
@@ -271,6 +274,38 @@ def file_parts(
     parts.extend(_raw_bytes(a) for a in inputs)
     parts.extend(_raw_bytes(a) for a in outputs)
     return parts
+
+
+class HeaderTemplate:
+    """One operator's header, built once and re-stamped on each run while its tensors keep dtypes and shapes.
+
+    A model's operators see the same layouts run after run, so a dump need not rebuild the same protobuf
+    message every time: :meth:`parts` sets ``dump_time`` and serializes. Thread-safe.
+    """
+
+    def __init__(self, op_name: str, inputs: Sequence[np.ndarray], outputs: Sequence[np.ndarray]) -> None:
+        inputs = [_writable_layout(a) for a in inputs]
+        outputs = [_writable_layout(a) for a in outputs]
+        self.layout = layout_key(inputs, outputs)
+        self._message = _message(op_name, inputs, outputs, 0, True)
+        self._lock = threading.Lock()
+
+    def parts(
+        self, inputs: Sequence[np.ndarray], outputs: Sequence[np.ndarray], dump_time_us: int
+    ) -> list[bytes | memoryview]:
+        """As :func:`file_parts`, for tensors whose :func:`layout_key` equals this template's ``layout``."""
+        with self._lock:
+            self._message.dump_time = dump_time_us
+            body = self._message.SerializeToString()
+        parts: list[bytes | memoryview] = [_LENGTH.pack(len(body)) + body]
+        parts.extend(_raw_bytes(_writable_layout(a)) for a in inputs)
+        parts.extend(_raw_bytes(_writable_layout(a)) for a in outputs)
+        return parts
+
+
+def layout_key(inputs: Sequence[np.ndarray], outputs: Sequence[np.ndarray]) -> tuple:
+    """What a header depends on besides the op name and time: each tensor's dtype and shape."""
+    return (*((a.dtype, a.shape) for a in inputs), None, *((a.dtype, a.shape) for a in outputs))
 
 
 # --------------------------------------------------------------------------------------------------------------

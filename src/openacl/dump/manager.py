@@ -22,6 +22,7 @@ Decisions (CANN's documentation where it speaks):
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -46,7 +47,7 @@ class DumpSession:
     needs_callback: bool = False  # init_dump's defaults: nowhere to write without a callback
     time_str: str = field(default_factory=lambda: time.strftime("%Y%m%d%H%M%S"))
     active: bool = True
-    plans: dict[int, list[OpPlan] | None] = field(default_factory=dict)  # by model id
+    plans: dict[int, list[OpDump]] = field(default_factory=dict)  # by model id
 
 
 _lock = threading.Lock()
@@ -165,12 +166,30 @@ def reset() -> None:
 # ----- one execution -----
 
 
+class OpDump:
+    """What never changes between runs for one planned operator: its slots, its name prefix, its header."""
+
+    __slots__ = ("index", "inputs", "outputs", "prefix", "template")
+
+    def __init__(self, plan: OpPlan, operator) -> None:
+        self.index = plan.index
+        self.inputs, self.outputs = plan.inputs, plan.outputs
+        self.prefix = dump_format.file_name_prefix(operator.type, operator.name, plan.index)
+        self.template: dump_format.HeaderTemplate | None = None
+
+    def parts(self, op_name: str, inputs: list, outputs: list, stamp: int) -> list[bytes | memoryview]:
+        template = self.template
+        if template is None or template.layout != dump_format.layout_key(inputs, outputs):
+            template = self.template = dump_format.HeaderTemplate(op_name, inputs, outputs)
+        return template.parts(inputs, outputs, stamp)
+
+
 @dataclass
 class DumpJob:
     """What one execution of one model dumps, and where."""
 
     session: DumpSession
-    plan: list[OpPlan]
+    ops: list[OpDump]
     callback: Callable | None
     step_dir: int
     batch: Batch = field(default_factory=Batch)
@@ -178,25 +197,28 @@ class DumpJob:
     def emit(self, model, observed, values: dict, device_id: int, stream_id: int) -> None:
         """Queue this execution's files (blocks under back-pressure); ``wait`` for them afterwards."""
         config = self.session.config
-        directory = dump_format.dump_dir(
-            config.dump_path or str(Path.cwd()), self.session.time_str, device_id, model.name, model.id, self.step_dir
+        directory = os.fspath(
+            dump_format.dump_dir(
+                config.dump_path or os.getcwd(), self.session.time_str, device_id, model.name, model.id, self.step_dir
+            )
         )
         stats = config.dump_data == "stats"
+        files: list[DumpFile] = []
         try:
-            for op_plan in self.plan:
-                op = observed.operators[op_plan.index]
-                inputs, outputs = observed.tensors(values, op_plan.index)
-                inputs = [inputs[i] for i in op_plan.inputs]
-                outputs = [outputs[i] for i in op_plan.outputs]
+            for op in self.ops:
+                operator = observed.operators[op.index]
+                inputs, outputs = observed.tensors(values, op.index)
+                inputs = [inputs[i] for i in op.inputs]
+                outputs = [outputs[i] for i in op.outputs]
                 stamp = dump_format.now_us()
-                name = dump_format.file_name(op.type, op.name, op_plan.index, stream_id, stamp)
+                name = f"{op.prefix}{stream_id}.{stamp:016d}"
                 if stats:
                     parts = [dump_format.stats_csv(inputs, outputs, config.dump_stats).encode()]
                     name += ".csv"
                 else:
-                    parts = dump_format.file_parts(op.name, inputs, outputs, stamp)
-                size = sum(memoryview(part).nbytes for part in parts)
-                writer.submit(DumpFile(directory / name, parts, size, self.batch, self.callback))
+                    parts = op.parts(operator.name, inputs, outputs, stamp)
+                files.append(DumpFile(directory, name, parts, sum(map(len, parts)), self.batch, self.callback))
+            writer.submit_many(files)
         finally:
             writer.seal(self.batch)
 
@@ -218,11 +240,12 @@ def job_for(model, step: int) -> DumpJob | None:
         return None
     if not config.selects_step(step) or not config.selects_model(model.name):
         return None
-    plan = session.plans.get(model.id, ...)
-    if plan is ...:
-        plan = config.plan(model.name, model.observed().ops)
-        session.plans[model.id] = plan
-    if not plan:
+    ops = session.plans.get(model.id, ...)
+    if ops is ...:
+        observed = model.observed()
+        plan = config.plan(model.name, observed.ops) or []
+        ops = session.plans[model.id] = [OpDump(entry, observed.operators[entry.index]) for entry in plan]
+    if not ops:
         return None
     if config.dump_step is not None:
         step_dir = step
@@ -230,5 +253,5 @@ def job_for(model, step: int) -> DumpJob | None:
         step_dir = model.dumped_steps
         model.dumped_steps += 1
     if log.isEnabledFor(logging.DEBUG):
-        log.debug("dumping step %d of model %d (%d operators)", step, model.id, len(plan))
-    return DumpJob(session, plan, callback, step_dir)
+        log.debug("dumping step %d of model %d (%d operators)", step, model.id, len(ops))
+    return DumpJob(session, ops, callback, step_dir)

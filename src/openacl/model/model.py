@@ -88,6 +88,9 @@ def session_options(optimize: bool = True):
     options.log_severity_level = 3
     if not optimize:
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+        # The observed session runs only to be dumped, and the dump's own work follows at once: worker
+        # threads that spin after the run would take the cores it needs.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     return options
 
 

@@ -15,12 +15,14 @@ Guarantees:
 from __future__ import annotations
 
 import bisect
+import contextlib
 import ctypes
 import enum
 import math
 import os
 import sys
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -124,6 +126,18 @@ class AddressSpace:
                     return region
                 i += 1
         raise AclError(_INVALID, f"{addr:#x} is not the start of a live {kind.value} allocation")
+
+    def discard(self, region: Region) -> None:
+        """Forget exactly this region (by identity), if it is still known."""
+        with self._lock:
+            i = bisect.bisect_left(self._starts, region.addr)
+            while i < len(self._starts) and self._starts[i] == region.addr:
+                if self._regions[i] is region:
+                    del self._starts[i], self._regions[i]
+                    if region.kind is Kind.USER:
+                        self._user_count -= 1
+                    return
+                i += 1
 
     def find(self, addr: int, size: int) -> Region | None:
         """The region holding ``[addr, addr + size)``, or None."""
@@ -293,6 +307,22 @@ def array_address(array: np.ndarray) -> int:
         low, high = np.lib.array_utils.byte_bounds(array)
     _register_user(low, high - low, array, array, writable=bool(array.flags.writeable))
     return addr
+
+
+@contextlib.contextmanager
+def lent(array: np.ndarray) -> Iterator[int]:
+    """The address of a C-contiguous array, readable through the checked API only inside the ``with``.
+
+    For memory the runtime hands to user code for the length of one call (dump chunks): unlike
+    ``array_address``, nothing keeps the array alive or known once the call is over.
+    """
+    addr = address_of(array)
+    region = Region(addr, array.nbytes, Kind.USER, array, writable=False, owner=array)
+    space.add(region)
+    try:
+        yield addr
+    finally:
+        space.discard(region)
 
 
 def read_bytes(addr: int, size: int) -> bytes:
