@@ -1,31 +1,52 @@
-"""The ``openacl`` command: ``demo`` (the tour), ``run`` (unmodified pyACL programs), ``parse`` (dumps to .npy).
+"""The ``openacl`` command: ``demo``, ``run``, ``dump``, ``parse``, ``compare``, ``trace``, ``bench``.
 
-Exit codes: 0 success, 1 the work ran and something failed, 2 bad arguments (a missing file, say).
+Exit codes a shell can test: 0 success; 1 the work ran and found a problem (a check failed, a file did not
+parse, dumps diverge); 2 bad arguments (a missing file, a model that is not one, an unwritable directory),
+reported as one line on stderr. ``--json`` prints one JSON document on stdout instead of tables.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import runpy
 import sys
+from pathlib import Path
 
 EXAMPLES = """examples:
   openacl demo
   openacl run my_pyacl_app.py --device 0
-  openacl parse ./dump -o ./npy
+  openacl run --dump dump.json --trace trace.json my_pyacl_app.py
+  openacl dump model.onnx -o ./golden --mode all
+  openacl parse ./golden -o ./npy
+  openacl compare ./npu_dump ./golden --csv diff.csv
+  openacl trace my_pyacl_app.py -o trace.json
+  openacl bench --quick
 """
 
 
-def _run(args: argparse.Namespace) -> int:
+class UsageError(Exception):
+    """Bad arguments: one line on stderr, exit code 2."""
+
+
+def _fail(command: str, message: str) -> int:
+    print(f"openacl {command}: {message}", file=sys.stderr)
+    return 2
+
+
+def _emit_json(document: object) -> None:
+    print(json.dumps(document, indent=2, default=str))
+
+
+# ----- run / trace -----
+
+
+def _run_script(script: str, args: list[str]) -> int:
     import openacl
 
-    script = args.script
-    if not os.path.isfile(script):
-        print(f"openacl run: no such file: {script}", file=sys.stderr)
-        return 2
     openacl.install()
-    sys.argv = [script, *args.args]
+    sys.argv = [script, *args]
     sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
     try:
         runpy.run_path(script, run_name="__main__")
@@ -40,25 +61,103 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _parse(args: argparse.Namespace) -> int:
-    from openacl.dump.parse import find_dump_files, parse_dumps
+def _check_dump_config(path: str) -> None:
+    from openacl.dump.config import load_dump_config
+    from openacl.errors import AclError
 
-    if not os.path.exists(args.dump):
-        print(f"openacl parse: no such file or directory: {args.dump}", file=sys.stderr)
-        return 2
-    total = len(find_dump_files(args.dump))
     try:
-        with _progress(args.quiet or total < 50) as progress:
-            task = progress.add_task("parsing dump files", total=total)
-            result = parse_dumps(args.dump, args.output, lambda done, _total: progress.update(task, completed=done))
-    except OSError as exc:
-        print(f"openacl parse: cannot write to {args.output}: {exc.strerror or exc}", file=sys.stderr)
-        return 2
-    if not args.quiet:
-        print(f"{len(result.parsed)} dump files -> {len(result.written)} .npy files in {args.output}")
-    for path, why in result.failed:
-        print(f"openacl parse: {path}: {why}", file=sys.stderr)
-    return 1 if result.failed else 0
+        load_dump_config(path)
+    except AclError as exc:
+        raise UsageError(f"--dump {path}: {exc.detail or exc}") from None
+
+
+def _run(args: argparse.Namespace) -> int:
+    if not os.path.isfile(args.script):
+        return _fail("run", f"no such file: {args.script}")
+    try:
+        if args.dump:
+            _check_dump_config(args.dump)
+            os.environ["OPENACL_DUMP"] = os.path.abspath(args.dump)
+    except UsageError as exc:
+        return _fail("run", str(exc))
+    if args.trace:
+        from openacl import trace
+
+        trace.enable(args.trace)
+    return _run_script(args.script, args.args)
+
+
+def _trace(args: argparse.Namespace) -> int:
+    from openacl import trace
+
+    if not os.path.isfile(args.script):
+        return _fail("trace", f"no such file: {args.script}")
+    trace.enable(args.output)
+    code = _run_script(args.script, args.args)
+    trace.write_now()
+    summary = trace.summarize(args.output)
+    if args.json:
+        _emit_json(summary)
+    elif not args.quiet:
+        _print_trace_summary(summary, args.output)
+    return code
+
+
+def _print_trace_summary(summary: dict, path: str) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"timeline written to {path}")
+    for column in ("category", "spans", "total ms", "longest ms"):
+        table.add_column(column, justify="right" if column != "category" else "left")
+    for category, row in sorted(summary["categories"].items()):
+        table.add_row(category, str(row["count"]), f"{row['total_ms']:.2f}", f"{row['max_ms']:.2f}")
+    console = Console()
+    console.print(table)
+    console.print(f"{summary['threads']} threads; open the file in https://ui.perfetto.dev or chrome://tracing")
+
+
+# ----- dump / parse / compare -----
+
+
+def _parse_inputs(items: list[str]) -> dict:
+    import numpy as np
+
+    inputs = {}
+    for item in items:
+        name, sep, file = item.partition("=")
+        if not sep or not name or not file:
+            raise UsageError(f"--input {item!r}: expected NAME=FILE.npy")
+        try:
+            inputs[name] = np.load(file, allow_pickle=False)
+        except (OSError, ValueError) as exc:
+            raise UsageError(f"--input {name}: cannot read {file}: {exc}") from None
+    return inputs
+
+
+def _dump(args: argparse.Namespace) -> int:
+    from openacl.dump.oneshot import dump_model
+    from openacl.errors import AclError
+
+    if not os.path.isfile(args.model):
+        return _fail("dump", f"no such file: {args.model}")
+    try:
+        inputs = _parse_inputs(args.input)
+        summary = dump_model(
+            args.model, args.output, inputs=inputs, mode=args.mode, stats=args.stats, layers=args.layer or ()
+        )
+    except UsageError as exc:
+        return _fail("dump", str(exc))
+    except AclError as exc:
+        return _fail("dump", exc.detail or str(exc))
+    if args.json:
+        _emit_json(summary.__dict__)
+    elif not args.quiet:
+        print(
+            f"{summary.files} dump files ({summary.bytes:,} bytes) of {summary.operators}/{summary.model_operators} "
+            f"operators in {summary.directory}"
+        )
+    return 0
 
 
 def _progress(disabled: bool):
@@ -74,10 +173,162 @@ def _progress(disabled: bool):
     )
 
 
+def _parse(args: argparse.Namespace) -> int:
+    from openacl.dump.parse import find_dump_files, parse_dumps
+
+    if not os.path.exists(args.dump):
+        return _fail("parse", f"no such file or directory: {args.dump}")
+    total = len(find_dump_files(args.dump))
+    try:
+        with _progress(args.quiet or args.json or total < 50) as progress:
+            task = progress.add_task("parsing dump files", total=total)
+            result = parse_dumps(args.dump, args.output, lambda done, _total: progress.update(task, completed=done))
+    except OSError as exc:
+        return _fail("parse", f"cannot write to {args.output}: {exc.strerror or exc}")
+    if args.json:
+        _emit_json(
+            {
+                "parsed": len(result.parsed),
+                "written": [str(p) for p in result.written],
+                "failed": [{"file": str(p), "reason": why} for p, why in result.failed],
+            }
+        )
+    elif not args.quiet:
+        print(f"{len(result.parsed)} dump files -> {len(result.written)} .npy files in {args.output}")
+    for path, why in result.failed:
+        print(f"openacl parse: {path}: {why}", file=sys.stderr)
+    return 1 if result.failed else 0
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from openacl.dump import compare
+
+    for path in (args.dump_a, args.dump_b):
+        if not os.path.exists(path):
+            return _fail("compare", f"no such file or directory: {path}")
+    with _progress(args.quiet or args.json) as progress:
+        task = progress.add_task("comparing tensors", total=None)
+        result = compare.compare_dumps(
+            args.dump_a,
+            args.dump_b,
+            max_abs=args.max_abs,
+            max_rel=args.max_rel,
+            min_cosine=args.min_cosine,
+            progress=lambda done, total: progress.update(task, completed=done, total=total),
+        )
+    if args.csv:
+        try:
+            compare.write_csv(result, args.csv)
+        except OSError as exc:
+            return _fail("compare", f"cannot write {args.csv}: {exc.strerror or exc}")
+    if args.json:
+        _emit_json(
+            {
+                "rows": [row.__dict__ for row in result.rows],
+                "first_divergence": result.first_divergence.__dict__ if result.first_divergence else None,
+                "only_in_a": result.only_in_a,
+                "only_in_b": result.only_in_b,
+            }
+        )
+    elif not args.quiet:
+        compare.render(result, Console(), limit=args.limit)
+    if not result.rows:
+        print("openacl compare: no operator appears in both dumps", file=sys.stderr)
+        return 1
+    return 1 if result.first_divergence is not None else 0
+
+
+# ----- demo / bench -----
+
+
 def _demo(args: argparse.Namespace) -> int:
     from openacl.demo import run_demo
 
-    return run_demo(callbacks=args.callbacks, quiet=args.quiet)
+    if args.trace:
+        from openacl import trace
+
+        trace.enable(args.trace)
+    try:
+        return run_demo(Path(args.out), quiet=args.quiet, as_json=args.json)
+    except OSError as exc:
+        return _fail("demo", f"cannot write under {args.out}: {exc.strerror or exc}")
+    except RuntimeError as exc:  # a pyACL call returned an error code: the demo itself failed
+        print(f"openacl demo: {exc}", file=sys.stderr)
+        return 1
+
+
+def benchmarks_dir() -> Path | None:
+    """``benchmarks/`` of the source checkout openacl runs from (they are not installed with the package)."""
+    root = Path(__file__).resolve().parents[2]
+    directory = root / "benchmarks"
+    return directory if directory.is_dir() else None
+
+
+def _bench(args: argparse.Namespace) -> int:
+    import subprocess
+
+    directory = benchmarks_dir()
+    if directory is None:
+        return _fail("bench", "no benchmarks/ directory: run openacl from a source checkout (pip install -e .)")
+    scripts = sorted(p for p in directory.glob("*.py") if not p.name.startswith("_"))
+    rows, failed = [], []
+    with _progress(args.quiet or args.json) as progress:
+        task = progress.add_task("running benchmarks", total=len(scripts))
+        for script in scripts:
+            command = [sys.executable, str(script), "--json", *(["--quick"] if args.quick else [])]
+            done = subprocess.run(command, capture_output=True, text=True, cwd=directory.parent)
+            try:
+                found = json.loads(done.stdout.strip().splitlines()[-1]) if done.returncode == 0 else None
+            except (json.JSONDecodeError, IndexError):
+                found = None
+            if found is None:
+                failed.append((script.stem, (done.stderr.strip().splitlines() or ["no output"])[-1]))
+            else:
+                rows.extend({"benchmark": script.stem, **row} for row in found)
+            progress.advance(task)
+    if args.json:
+        _emit_json({"rows": rows, "failed": [{"benchmark": n, "error": e} for n, e in failed]})
+    else:
+        _print_bench(rows)
+    for name, error in failed:
+        print(f"openacl bench: {name} failed: {error}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+def _print_bench(rows: list[dict]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title="openacl benchmarks: ours vs baseline, side by side in one run")
+    for column in ("benchmark", "figure", "openacl", "baseline", "ratio", "target"):
+        table.add_column(column, justify="right" if column in ("openacl", "baseline", "ratio") else "left")
+    for row in rows:
+        table.add_row(
+            row["benchmark"], row["figure"], row["openacl"], row["baseline"], f"{row['ratio']:.2f}", row["target"]
+        )
+    Console().print(table)
+
+
+# ----- the parser -----
+
+
+def _subcommand(sub, name: str, help: str, description: str, example: str, func) -> argparse.ArgumentParser:
+    parser = sub.add_parser(
+        name,
+        help=help,
+        description=description,
+        epilog=f"example:\n  {example}",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.set_defaults(func=func)
+    return parser
+
+
+def _output_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    parser.add_argument("--json", action="store_true", help="print one JSON document instead of tables")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -89,41 +340,110 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True)
 
-    demo = sub.add_parser(
+    demo = _subcommand(
+        sub,
         "demo",
-        help="run the stream-callback tour and report what happened",
-        description="Queue copies and BLOCK/NO_BLOCK callbacks on streams served by a report thread, "
-        "then report ordering, threads and latency.",
-        epilog="example:\n  openacl demo --callbacks 2000",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        "run the three callback systems on the shipped model and report what happened",
+        "Stream callbacks post-processing asynchronous executions, a dump to files, the same dump through "
+        "dump_reg_callback, and a GE training loop with Summary and Save callbacks writing TensorBoard events "
+        "and safetensors checkpoints. Outputs go under --out.",
+        "openacl demo --out ./openacl-demo",
+        _demo,
     )
-    demo.add_argument("--callbacks", type=int, default=1000, help="callbacks per stream (default 1000)")
-    demo.add_argument("--quiet", action="store_true", help="print only the summary line")
-    demo.set_defaults(func=_demo)
+    demo.add_argument("--out", default="openacl-demo", help="where the dumps, events and checkpoints go")
+    demo.add_argument("--trace", metavar="FILE", help="also write a Chrome/Perfetto timeline of the run")
+    _output_flags(demo)
 
-    run = sub.add_parser(
+    run = _subcommand(
+        sub,
         "run",
-        help="run a pyACL program with `import acl` resolving to openacl",
-        description="Run SCRIPT as __main__ with `import acl` resolving to openacl's facade.",
-        epilog="example:\n  openacl run examples/stream_callbacks.py",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        "run a pyACL program with `import acl` resolving to openacl",
+        "Run SCRIPT as __main__ with `import acl` resolving to openacl's facade. Options go before SCRIPT; "
+        "everything after it is the program's.",
+        "openacl run --dump dump.json examples/stream_callbacks.py",
+        _run,
     )
+    run.add_argument("--dump", metavar="CONFIG.json", help='dump the program\'s models with this "dump" config')
+    run.add_argument("--trace", metavar="FILE", help="write a Chrome/Perfetto timeline at acl.finalize or exit")
     run.add_argument("script", help="the Python program to run")
     run.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the program")
-    run.set_defaults(func=_run)
 
-    parse = sub.add_parser(
+    dump = _subcommand(
+        sub,
+        "dump",
+        "dump one execution of an ONNX model in CANN's format",
+        "Run MODEL once on random inputs of the right shape and dtype (fixed seed) or on the given .npy files, "
+        "and dump every operator's tensors in CANN's dump format under OUT.",
+        "openacl dump model.onnx --input input=x.npy --mode all -o ./golden",
+        _dump,
+    )
+    dump.add_argument("model", help="an .onnx model")
+    dump.add_argument("-o", "--output", required=True, help="dump_path: where the dump directory goes")
+    dump.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy", help="an input's value")
+    dump.add_argument("--mode", choices=("input", "output", "all"), default="output", help="dump_mode")
+    dump.add_argument("--stats", action="store_true", help="statistics CSV files instead of tensors")
+    dump.add_argument("--layer", nargs="+", metavar="OP", help="only these operators (by name)")
+    _output_flags(dump)
+
+    parse = _subcommand(
+        sub,
         "parse",
-        help="convert CANN dump files to .npy, as msaccucmp convert does",
-        description="Convert every dump file under DUMP (a file or a directory tree) into "
+        "convert CANN dump files to .npy, as msaccucmp convert does",
+        "Convert every dump file under DUMP (a file or a directory tree) into "
         "{file}.input.{i}.npy and {file}.output.{i}.npy in OUT.",
-        epilog="example:\n  openacl parse ./dump/20261202101500/0/tinynet/1/0 -o ./npy",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        "openacl parse ./dump/20261202101500/0/tinynet/1/0 -o ./npy",
+        _parse,
     )
     parse.add_argument("dump", help="a dump file or a directory of dump files")
     parse.add_argument("-o", "--output", required=True, help="directory for the .npy files (created if needed)")
-    parse.add_argument("--quiet", action="store_true", help="no progress bar or summary")
-    parse.set_defaults(func=_parse)
+    _output_flags(parse)
+
+    compare = _subcommand(
+        sub,
+        "compare",
+        "compare two dumps operator by operator and find where they diverge",
+        "Pair the operators of DUMP_A (the run under test, e.g. an NPU) with DUMP_B (the golden, e.g. "
+        "`openacl dump` on a CPU) and report max absolute error, max relative error and cosine similarity per "
+        "tensor. The first tensor past a threshold is marked. Exit code 1 when one is.",
+        "openacl compare ./npu_dump ./golden --csv diff.csv",
+        _compare,
+    )
+    compare.add_argument("dump_a", help="the dump under test")
+    compare.add_argument("dump_b", help="the golden dump")
+    compare.add_argument("--csv", metavar="FILE", help="also write every row as CSV")
+    compare.add_argument("--max-rel", type=float, default=1e-3, help="max relative error allowed (default 1e-3)")
+    compare.add_argument("--min-cosine", type=float, default=0.99, help="min cosine similarity (default 0.99)")
+    compare.add_argument("--max-abs", type=float, default=None, help="max absolute error allowed (default none)")
+    compare.add_argument("--limit", type=int, default=50, help="table rows to show (default 50)")
+    _output_flags(compare)
+
+    trace = _subcommand(
+        sub,
+        "trace",
+        "run a pyACL program and write a timeline of its tasks, events and callbacks",
+        "Run SCRIPT as `openacl run` does, recording every stream task, event, callback and wait, and write "
+        "Chrome trace JSON (Perfetto opens it) to OUTPUT; print a summary.",
+        "openacl trace examples/stream_callbacks.py -o trace.json",
+        _trace,
+    )
+    trace.add_argument(
+        "-o", "--output", default="openacl-trace.json", help="the trace file (default openacl-trace.json)"
+    )
+    _output_flags(trace)
+    trace.add_argument("script", help="the Python program to run")
+    trace.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the program")
+
+    bench = _subcommand(
+        sub,
+        "bench",
+        "run every benchmark and print one table of figures, baselines and ratios",
+        "Run each script in benchmarks/ (of the source checkout) and collect its rows: openacl against its "
+        "baseline, measured side by side in one run.",
+        "openacl bench --quick",
+        _bench,
+    )
+    bench.add_argument("--quick", action="store_true", help="fewer iterations (a smoke run)")
+    _output_flags(bench)
     return parser
 
 

@@ -14,6 +14,9 @@ Decisions (CANN's documentation where it speaks):
   before them; a failed write is ``ACL_ERROR_WRITE_FILE`` from that execution (or from the stream's
   synchronize). Through a callback an execution returns once its chunks are queued: callbacks may run
   after ``execute`` returns, as on an NPU, where they come from a separate record thread.
+- ``OPENACL_DUMP=config.json`` (what ``openacl run --dump`` sets) dumps an unmodified program: its
+  ``"dump"`` section applies as if it were in ``acl.init``'s JSON, to models loaded while no other dump
+  settings are in force (the program's own ``init_dump``/``set_dump`` or ``acl.init`` section wins).
 - Step directories: the step number when ``dump_step`` is set, otherwise a count of dumped iterations
   from 0. File names use the operator's index in the model as task id (stable from run to run, so two
   dumps of one model pair up by name) and the stream's id as stream id.
@@ -55,6 +58,7 @@ _dump_initialized = False  # init_dump called and not finalized
 _set_dump: DumpSession | None = None
 _default: DumpSession | None = None
 _from_init: DumpSession | None = None
+_from_env: DumpSession | None = None
 _callback: Callable | None = None
 
 
@@ -63,12 +67,13 @@ _callback: Callable | None = None
 
 def on_acl_init(section: object) -> None:
     """Apply ``acl.init``'s ``"dump"`` section (raises ``ACL_ERROR_INVALID_DUMP_CONFIG`` before init succeeds)."""
-    global _from_init
-    if section is None:
-        return
-    config = parse_dump_section(section)
+    global _from_init, _from_env
+    env_path = os.environ.get("OPENACL_DUMP")
+    env_config = load_dump_config(env_path) if env_path else None
+    config = parse_dump_section(section) if section is not None else None
     with _lock:
-        _from_init = DumpSession(config, "acl.init") if config.model_dump_enabled else None
+        _from_init = DumpSession(config, "acl.init") if config is not None and config.model_dump_enabled else None
+        _from_env = DumpSession(env_config, "OPENACL_DUMP") if env_config is not None else None
 
 
 def init_dump() -> None:
@@ -143,7 +148,7 @@ def settings_for_new_model() -> DumpSession | None:
     with _lock:
         if _dump_initialized:
             return _set_dump or _default
-        return _from_init
+        return _from_init or _from_env
 
 
 def flush() -> None:
@@ -152,14 +157,14 @@ def flush() -> None:
 
 def reset() -> None:
     """Back to the starting state (``acl.finalize``, tests): pending files delivered, settings dropped."""
-    global _dump_initialized, _set_dump, _default, _from_init, _callback
+    global _dump_initialized, _set_dump, _default, _from_init, _from_env, _callback
     writer.stop()
     with _lock:
-        for session in (_set_dump, _default, _from_init):
+        for session in (_set_dump, _default, _from_init, _from_env):
             if session is not None:
                 session.active = False
         _dump_initialized = False
-        _set_dump = _default = _from_init = None
+        _set_dump = _default = _from_init = _from_env = None
         _callback = None
 
 

@@ -1,0 +1,111 @@
+"""Dump one execution of any ONNX model, without writing a program (``openacl dump``).
+
+The runtime is used directly: the model is loaded, given a dump session built from the command's options
+(as if ``set_dump`` had been called with the equivalent JSON, so every option is validated the same way),
+run once on the given or random inputs, and its files are on disk when :func:`dump_model` returns.
+
+Random inputs use a fixed seed, so two dumps of one model are comparable: floats are standard normal,
+integers uniform in [0, 10), booleans fair coins.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from openacl.dump import format as dump_format
+from openacl.dump import manager
+from openacl.dump.config import parse_dump_section
+from openacl.errors import AclCode, AclError
+from openacl.model import execute
+from openacl.model import model as _model
+
+SEED = 0
+
+
+@dataclass(frozen=True)
+class DumpSummary:
+    directory: Path  # the step directory holding the files
+    files: int
+    bytes: int
+    operators: int
+    model_operators: int
+
+
+def random_input(shape: tuple[int, ...], dtype: np.dtype, rng: np.random.Generator) -> np.ndarray:
+    if np.issubdtype(dtype, np.floating):
+        return rng.standard_normal(shape).astype(dtype)
+    if np.issubdtype(dtype, np.bool_):
+        return rng.integers(0, 2, shape).astype(np.bool_)
+    return rng.integers(0, 10, shape).astype(dtype)
+
+
+def model_inputs(model: _model.Model, given: Mapping[str, np.ndarray]) -> list[np.ndarray]:
+    """The model's inputs in order: ``given`` by name, random (fixed seed) for the rest."""
+    unknown = set(given) - {desc.name for desc in model.inputs}
+    if unknown:
+        names = ", ".join(desc.name for desc in model.inputs)
+        raise AclError(AclCode.ACL_ERROR_INVALID_PARAM, f"no input named {sorted(unknown)[0]!r}; inputs: {names}")
+    rng = np.random.default_rng(SEED)
+    feeds = []
+    for desc in model.inputs:
+        if desc.name in given:
+            array = np.ascontiguousarray(given[desc.name])
+            if array.dtype != desc.dtype:
+                raise AclError(
+                    AclCode.ACL_ERROR_INVALID_PARAM, f"input {desc.name}: {array.dtype}, model takes {desc.dtype}"
+                )
+            feeds.append(array)
+        elif desc.is_static:
+            feeds.append(random_input(desc.shape, desc.dtype, rng))
+        else:
+            raise AclError(
+                AclCode.ACL_ERROR_INVALID_PARAM,
+                f"input {desc.name} has dynamic shape {desc.shape}: give it with --input {desc.name}=FILE.npy",
+            )
+    return feeds
+
+
+def dump_model(
+    model_path: str | os.PathLike[str],
+    out_dir: str | os.PathLike[str],
+    *,
+    inputs: Mapping[str, np.ndarray] | None = None,
+    mode: str = "output",
+    stats: bool = False,
+    layers: Sequence[str] = (),
+) -> DumpSummary:
+    """Dump one execution of ``model_path`` under ``out_dir`` (created if needed); raises ``AclError``."""
+    out = Path(out_dir)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise AclError(AclCode.ACL_ERROR_WRITE_FILE, f"cannot create {out}: {exc.strerror or exc}") from None
+    if not os.access(out, os.W_OK):
+        raise AclError(AclCode.ACL_ERROR_WRITE_FILE, f"{out} is not writable")
+    path = str(model_path)
+    model = _model.load_bytes(_model.read_model_file(path), _model.model_name_of_path(path), path)
+    try:
+        entry: dict = {"model_name": model.name}
+        if layers:
+            entry["layer"] = list(layers)
+        section = {
+            "dump_path": str(out.resolve()),
+            "dump_list": [entry],
+            "dump_mode": mode,
+            "dump_data": "stats" if stats else "tensor",
+        }
+        model.dump = manager.DumpSession(parse_dump_section(section), "openacl dump")
+        feeds = model_inputs(model, inputs or {})
+        execute.run(model, feeds, [], device_id=0, stream_id=0)
+        ops = model.dump.plans.get(model.id) or []
+        directory = dump_format.dump_dir(section["dump_path"], model.dump.time_str, 0, model.name, model.id, 0)
+        files = [p for p in directory.iterdir() if p.is_file()] if directory.is_dir() else []
+        written = sum(p.stat().st_size for p in files)
+        return DumpSummary(directory, len(files), written, len(ops), len(model.observed().operators))
+    finally:
+        _model.unload(model.id)

@@ -1,0 +1,171 @@
+"""Every ``openacl`` subcommand driven as a user would: subprocesses, real files, bad arguments."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from openacl import cli
+from openacl.dump.format import read_dump
+from openacl.model.model import DEMO_MODEL
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def openacl(*args: str, cwd: Path = ROOT, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "openacl", *args], cwd=cwd, capture_output=True, text=True, timeout=120, env=env
+    )
+
+
+def dump_files(root: Path) -> list[Path]:
+    return sorted(p for p in root.rglob("*") if p.is_file() and not p.name.endswith(".json"))
+
+
+@pytest.mark.parametrize("command", ["demo", "run", "dump", "parse", "compare", "trace", "bench"])
+def test_every_subcommand_has_help_with_an_example(command):
+    result = openacl(command, "--help")
+    assert result.returncode == 0
+    assert "example:" in result.stdout and f"openacl {command}" in result.stdout
+
+
+def test_demo_json_report_and_outputs(tmp_path):
+    result = openacl("demo", "--out", str(tmp_path), "--json")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["ok"] and report["stream_callbacks"]["matching_onnxruntime"] == 48
+    assert report["dump_callback"]["same_as_disk"]
+    assert len(list((tmp_path / "ge" / "checkpoints").glob("*.safetensors"))) == 3
+    assert list((tmp_path / "ge" / "tensorboard").glob("events.out.tfevents.*"))
+    assert len(dump_files(tmp_path / "dump")) == report["dump_to_files"]["files"] == 11
+
+
+def test_demo_unwritable_output_is_one_line(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    result = openacl("demo", "--out", str(blocker / "out"))
+    assert result.returncode == 2
+    assert result.stderr.startswith("openacl demo: cannot write under") and result.stderr.count("\n") == 1
+
+
+# ----- dump -----
+
+
+def test_dump_writes_a_golden_dump(tmp_path):
+    result = openacl("dump", str(DEMO_MODEL), "-o", str(tmp_path), "--mode", "all", "--json")
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(result.stdout)
+    files = dump_files(tmp_path)
+    assert summary["files"] == len(files) == 11 and summary["operators"] == 11
+    conv = next(p for p in files if p.name.startswith("Conv._stem_conv_Conv."))
+    assert len(read_dump(conv).inputs) == 3
+
+
+def test_dump_with_given_input_layers_and_stats(tmp_path):
+    x = np.ones((1, 3, 64, 64), np.float32)
+    np.save(tmp_path / "x.npy", x)
+    out = tmp_path / "out"
+    result = openacl(
+        "dump", str(DEMO_MODEL), "-o", str(out), "--input", f"input={tmp_path / 'x.npy'}",
+        "--layer", "/head/Softmax", "--stats",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    (only,) = dump_files(out)
+    assert only.name.startswith("Softmax._head_Softmax.") and only.suffix == ".csv"
+
+
+def test_dump_is_deterministic_random_inputs(tmp_path):
+    for name in ("a", "b"):
+        assert openacl("dump", str(DEMO_MODEL), "-o", str(tmp_path / name), "--quiet").returncode == 0
+    a, b = (next(p for p in dump_files(tmp_path / n) if p.name.startswith("Softmax")) for n in ("a", "b"))
+    np.testing.assert_array_equal(read_dump(a).outputs[0], read_dump(b).outputs[0])
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["missing.onnx", "-o", "{tmp}/o"], "openacl dump: no such file: missing.onnx"),
+        (["{tmp}/junk.onnx", "-o", "{tmp}/o"], "openacl dump: {tmp}/junk.onnx: not an ONNX model"),
+        ([str(DEMO_MODEL), "-o", "{tmp}/file/o"], "openacl dump: cannot create {tmp}/file/o"),
+        ([str(DEMO_MODEL), "-o", "{tmp}/o", "--input", "nonsense"], "openacl dump: --input 'nonsense': expected"),
+        ([str(DEMO_MODEL), "-o", "{tmp}/o", "--input", "nope={tmp}/x.npy"], "openacl dump: no input named 'nope'"),
+        ([str(DEMO_MODEL), "-o", "{tmp}/o", "--input", "input={tmp}/x.npy"], "openacl dump: input input: float64"),
+    ],
+    ids=["missing-model", "wrong-model", "unwritable-output", "bad-input-flag", "unknown-input", "wrong-dtype"],
+)
+def test_dump_bad_arguments_are_one_line(tmp_path, args, message):
+    (tmp_path / "junk.onnx").write_bytes(b"\x00\xff garbage" * 20)
+    (tmp_path / "file").write_text("x")
+    np.save(tmp_path / "x.npy", np.zeros((1, 3, 64, 64)))
+    result = openacl("dump", *(a.format(tmp=tmp_path) for a in args))
+    assert result.returncode == 2
+    assert result.stderr.startswith(message.format(tmp=tmp_path)), result.stderr
+    assert result.stderr.count("\n") == 1
+
+
+# ----- run --dump -----
+
+
+PROGRAM = """
+import acl, numpy as np
+acl.init(); acl.rt.set_device(0)
+model_id, ret = acl.mdl.load_from_file({model!r})
+x = np.ones((1, 3, 64, 64), np.float32); p = np.zeros(10, np.float32); l = np.zeros(10, np.float32)
+def dataset(*arrays):
+    d = acl.mdl.create_dataset()
+    for a in arrays:
+        acl.mdl.add_dataset_buffer(d, acl.create_data_buffer(acl.util.numpy_to_ptr(a), a.nbytes))
+    return d
+assert acl.mdl.execute(model_id, dataset(x), dataset(p, l)) == 0
+acl.finalize()
+print("argmax", int(p.argmax()))
+"""
+
+
+def test_run_dump_turns_on_dumping_for_an_unmodified_program(tmp_path):
+    script = tmp_path / "app.py"
+    script.write_text(PROGRAM.format(model=str(DEMO_MODEL)))
+    (tmp_path / "dump").mkdir()
+    config = tmp_path / "dump.json"
+    config.write_text(json.dumps({"dump": {"dump_path": str(tmp_path / "dump"), "dump_list": [{}]}}))
+    plain = openacl("run", str(script))
+    assert plain.returncode == 0, plain.stderr
+    assert dump_files(tmp_path / "dump") == []
+    dumped = openacl("run", "--dump", str(config), str(script))
+    assert dumped.returncode == 0, dumped.stderr
+    assert dumped.stdout == plain.stdout
+    assert len(dump_files(tmp_path / "dump")) == 11
+
+
+def test_run_dump_with_a_bad_config_is_one_line(tmp_path):
+    script = tmp_path / "app.py"
+    script.write_text("print('never runs')")
+    config = tmp_path / "dump.json"
+    config.write_text(json.dumps({"dump": {"dump_path": str(tmp_path), "dump_mode": "sideways"}}))
+    result = openacl("run", "--dump", str(config), str(script))
+    assert result.returncode == 2 and "never runs" not in result.stdout
+    assert result.stderr.startswith(f"openacl run: --dump {config}: dump_mode") and result.stderr.count("\n") == 1
+
+
+# ----- bench -----
+
+
+def test_bench_collects_every_script_into_one_table(tmp_path, monkeypatch, capsys):
+    bench = tmp_path / "benchmarks"
+    bench.mkdir()
+    row = {"figure": "(a) thing", "openacl": "1 ms", "baseline": "1 ms", "ratio": 1.0, "target": "<= 1.1"}
+    (bench / "one.py").write_text(f"import json, sys\nprint('noise')\nprint(json.dumps([{row!r}]))\n")
+    (bench / "two.py").write_text("import sys\nsys.exit('two: broke')\n")
+    (bench / "_common.py").write_text("raise SystemExit('helpers are not benchmarks')\n")
+    monkeypatch.setattr(cli, "benchmarks_dir", lambda: bench)
+    assert cli.main(["bench", "--json"]) == 1
+    out, err = capsys.readouterr()
+    document = json.loads(out)
+    assert document["rows"] == [{"benchmark": "one", **row}]
+    assert document["failed"] == [{"benchmark": "two", "error": "two: broke"}]
+    assert "openacl bench: two failed: two: broke" in err
