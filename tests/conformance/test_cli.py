@@ -169,3 +169,41 @@ def test_bench_collects_every_script_into_one_table(tmp_path, monkeypatch, capsy
     assert document["rows"] == [{"benchmark": "one", **row}]
     assert document["failed"] == [{"benchmark": "two", "error": "two: broke"}]
     assert "openacl bench: two failed: two: broke" in err
+
+
+# ----- compare -----
+
+
+def _perturb(path: Path) -> None:
+    """Rewrite one dump file with its first output changed, as a diverging NPU run would have it."""
+    from openacl.dump.format import file_parts
+
+    dumped = read_dump(path)
+    outputs = [o.copy() for o in dumped.outputs]
+    outputs[0].reshape(-1)[: max(1, outputs[0].size // 2)] += 0.5
+    path.write_bytes(b"".join(bytes(p) for p in file_parts(dumped.op_name, dumped.inputs, outputs, dumped.dump_time)))
+
+
+def test_compare_finds_the_first_divergence(tmp_path):
+    for name in ("golden", "npu"):
+        assert openacl("dump", str(DEMO_MODEL), "-o", str(tmp_path / name), "--quiet").returncode == 0
+    same = openacl("compare", str(tmp_path / "npu"), str(tmp_path / "golden"), "--csv", str(tmp_path / "same.csv"))
+    assert same.returncode == 0, same.stderr
+    assert "no tensor passes the threshold" in same.stdout
+    sigmoid = next(p for p in dump_files(tmp_path / "npu") if p.name.startswith("Sigmoid."))
+    _perturb(sigmoid)
+    result = openacl("compare", str(tmp_path / "npu"), str(tmp_path / "golden"), "--json")
+    assert result.returncode == 1
+    report = json.loads(result.stdout)
+    assert report["first_divergence"]["op_name"] == "/block/act/Sigmoid"
+    assert report["first_divergence"]["tensor"] == "output.0"
+    rows = [r for r in report["rows"] if r["exceeds"]]
+    assert rows[0]["op_name"] == "/block/act/Sigmoid"  # earlier operators agree: this is where it starts
+    csv_lines = (tmp_path / "same.csv").read_text().splitlines()
+    assert csv_lines[0].startswith("Index,OpType,OpName,Tensor") and len(csv_lines) == 12
+
+
+def test_compare_bad_arguments(tmp_path):
+    result = openacl("compare", str(tmp_path / "a"), str(tmp_path / "b"))
+    assert result.returncode == 2
+    assert result.stderr == f"openacl compare: no such file or directory: {tmp_path / 'a'}\n"
