@@ -21,7 +21,7 @@ EXAMPLES = """examples:
   openacl dump model.onnx -o ./golden --mode all
   openacl parse ./golden -o ./npy
   openacl compare ./npu_dump ./golden --csv diff.csv
-  openacl trace my_pyacl_app.py -o trace.json
+  openacl trace -o trace.json my_pyacl_app.py
   openacl bench --quick
 """
 
@@ -422,8 +422,8 @@ def build_parser() -> argparse.ArgumentParser:
         "trace",
         "run a pyACL program and write a timeline of its tasks, events and callbacks",
         "Run SCRIPT as `openacl run` does, recording every stream task, event, callback and wait, and write "
-        "Chrome trace JSON (Perfetto opens it) to OUTPUT; print a summary.",
-        "openacl trace examples/stream_callbacks.py -o trace.json",
+        "Chrome trace JSON (Perfetto opens it) to OUTPUT; print a summary. Options go before SCRIPT.",
+        "openacl trace -o trace.json examples/stream_callbacks.py",
         _trace,
     )
     trace.add_argument(

@@ -207,3 +207,34 @@ def test_compare_bad_arguments(tmp_path):
     result = openacl("compare", str(tmp_path / "a"), str(tmp_path / "b"))
     assert result.returncode == 2
     assert result.stderr == f"openacl compare: no such file or directory: {tmp_path / 'a'}\n"
+
+
+# ----- trace -----
+
+
+def test_trace_writes_a_timeline_and_summarizes_it(tmp_path):
+    out = tmp_path / "trace.json"
+    result = openacl("trace", "-o", str(out), "--json", str(ROOT / "examples" / "stream_callbacks.py"))
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(result.stdout[result.stdout.index("{") :])
+    assert summary["categories"]["callback"]["count"] == 8
+    events = json.loads(out.read_text())["traceEvents"]
+    assert {e["cat"] for e in events if e["ph"] == "X"} >= {"callback", "task", "sync"}
+
+
+def test_run_trace_and_env_variable(tmp_path):
+    import os
+
+    script = tmp_path / "app.py"
+    script.write_text(PROGRAM.format(model=str(DEMO_MODEL)))
+    assert openacl("run", "--trace", str(tmp_path / "a.json"), str(script)).returncode == 0
+    events = json.loads((tmp_path / "a.json").read_text())["traceEvents"]
+    assert any(e["ph"] == "M" and e["name"] == "thread_name" for e in events)
+    env = {**os.environ, "OPENACL_TRACE": str(tmp_path / "b.json")}
+    assert openacl("run", str(ROOT / "examples" / "stream_callbacks.py"), env=env).returncode == 0
+    assert any(e.get("cat") == "callback" for e in json.loads((tmp_path / "b.json").read_text())["traceEvents"])
+
+
+def test_trace_missing_script(tmp_path):
+    result = openacl("trace", "-o", str(tmp_path / "t.json"), str(tmp_path / "nope.py"))
+    assert result.returncode == 2 and result.stderr.startswith("openacl trace: no such file")

@@ -151,6 +151,9 @@ def api(fmt: str, returns: str = RET, failure: object = 0, sub: str | None = Non
             return value
 
         wrapper.acl_name = qualname  # type: ignore[attr-defined]
+        wrapper.acl_format = fmt  # type: ignore[attr-defined]  # the PyArg format, for tools and tests
+        wrapper.acl_returns = returns  # type: ignore[attr-defined]
+        wrapper.acl_failure = failure  # type: ignore[attr-defined]  # what a failed call returns (VALUE, BARE)
         return wrapper
 
     return decorate

@@ -34,8 +34,9 @@ returns it); shapes must be equal, or equal once dimensions of 1 are dropped; dt
   infinite absolute and relative error.
 * An empty tensor pair (equal shapes) is equal: errors 0, cosine 1.0.
 
-A compared row ``exceeds`` when ``max_rel_error > max_rel``, ``cosine < min_cosine``, the cosine is NaN (one side all
-zero) while the values differ, ``max_abs_error > max_abs`` (when ``max_abs`` is given), or ``x`` has a NaN where ``y`` does not.
+A compared row ``exceeds`` when ``max_rel_error > max_rel``, ``cosine < min_cosine``, the cosine is NaN (one side
+all zero) while the values differ, ``max_abs_error > max_abs`` (when ``max_abs`` is given), or ``x`` has a NaN
+where ``y`` does not.
 Rows that were not compared (missing, shape mismatch, unreadable, not numeric) carry a ``reason``, NaN metrics and
 never exceed.
 """

@@ -87,7 +87,10 @@ class Graph:
         """
         if not isinstance(index, int) or index < 0:
             raise ValueError(f"Data {name!r}: index must be an int >= 0, got {index!r}")
-        dims = tuple(None if d is None or d == -1 else int(d) for d in shape)
+        try:
+            dims = tuple(None if d is None or d == -1 else int(d) for d in shape)
+        except OverflowError:  # an infinite dimension
+            raise ValueError(f"Data {name!r}: shape {shape!r} has a dimension that is not an int") from None
         np_dtype = _checked_dtype(dtype, f"Data {name!r}")
         return self._add(name, _ops.DATA, [], {"index": index, "shape": dims, "dtype": np_dtype})
 

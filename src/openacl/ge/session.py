@@ -19,6 +19,7 @@ Where the CANN documentation and GE's code differ, openacl follows the documenta
 
 from __future__ import annotations
 
+import atexit
 import itertools
 import threading
 import time
@@ -101,6 +102,18 @@ def ge_finalize() -> int:
 
 def is_initialized() -> bool:
     return _ge.initialized
+
+
+@atexit.register
+def _at_exit() -> None:
+    """GEFinalize at exit when the program did not: a session worker still inside onnxruntime while the
+    interpreter is torn down aborts the process ("terminate called without an active exception")."""
+    if not _ge.initialized:
+        return
+    try:
+        ge_finalize()
+    except Exception:  # never let cleanup turn a clean exit into a traceback
+        log.exception("GEFinalize at exit failed")
 
 
 GEInitialize = ge_initialize

@@ -102,6 +102,22 @@ class AddressSpace:
                 if self._user_count >= self._next_sweep:
                     self._sweep_locked()
 
+    def add_user_once(self, region: Region) -> None:
+        """``add`` a USER region, unless this very object is already registered over the same range."""
+        with self._lock:
+            i = bisect.bisect_left(self._starts, region.addr)
+            while i < len(self._starts) and self._starts[i] == region.addr:
+                known = self._regions[i]
+                if (
+                    known.kind is Kind.USER
+                    and known.owner is region.owner
+                    and known.size == region.size
+                    and known.writable == region.writable
+                ):
+                    return
+                i += 1
+        self.add(region)
+
     def _sweep_locked(self) -> None:
         """Forget USER regions whose object nobody but us references any more."""
         keep_starts, keep_regions = [], []
@@ -285,7 +301,7 @@ def _register_user(addr: int, size: int, owner: object, keep: object, writable: 
     inside = space.find(addr, max(size, 1))
     if inside is not None and inside.kind is not Kind.USER:
         return  # a view of memory we allocated: already known
-    space.add(Region(addr, size, Kind.USER, keep, writable=writable, owner=owner))
+    space.add_user_once(Region(addr, size, Kind.USER, keep, writable=writable, owner=owner))
 
 
 def bytes_address(data: bytes) -> int:
@@ -299,13 +315,18 @@ def bytes_address(data: bytes) -> int:
 
 
 def array_address(array: np.ndarray) -> int:
-    """Address of an array's first element; the memory the array spans is registered as host memory."""
+    """Address of an array's first element; the memory the array spans is registered as host memory.
+
+    An array holding Python objects is registered read-only: its bytes are object pointers, and a copy into
+    them would crash the interpreter the next time the array is used.
+    """
     addr = address_of(array)
     if array.flags.c_contiguous or array.flags.f_contiguous:
         low, high = addr, addr + array.nbytes
     else:
         low, high = np.lib.array_utils.byte_bounds(array)
-    _register_user(low, high - low, array, array, writable=bool(array.flags.writeable))
+    writable = bool(array.flags.writeable) and not array.dtype.hasobject
+    _register_user(low, high - low, array, array, writable=writable)
     return addr
 
 
@@ -352,7 +373,10 @@ def view_array(addr: int, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray
     region = region_for(addr, nbytes, "pointer")
     view = np.asarray(_PointerBuffer(region))
     offset = addr - region.addr
-    out = view[offset : offset + nbytes].view(dtype).reshape(shape)
+    try:
+        out = view[offset : offset + nbytes].view(dtype).reshape(shape)
+    except ValueError as exc:  # a shape numpy cannot make: (0, 2**63), more than 64 dimensions
+        raise AclError(_INVALID, f"shape {shape}: {exc}") from None
     if not region.writable:
         out.flags.writeable = False
     return out

@@ -40,6 +40,9 @@ class ReportThread:
         self.device_id = device_id
         self.streams: set[Stream] = set()
         self.queue: SimpleQueue = SimpleQueue()
+        # The Python thread that has this id now, if any: ids are reused once a thread has exited, so the
+        # reaper checks this object, not the id, to tell whether the subscribed thread is still there.
+        self.thread = next((t for t in threading.enumerate() if t.ident == thread_id), None)
 
     def serve(self, item: object) -> None:
         """Run one queued report (a callback task); Wake items are ignored."""
@@ -69,15 +72,18 @@ def run_callback(task: Task) -> bool:
         with LOCK:
             stream.callback_finished_locked(task)
     if rec is not None:
+        posted = task.reached_ns or start
         rec.add(
             getattr(task.fn, "__qualname__", "callback"),
             "callback",
-            task.reached_ns or start,
+            posted,
             start,
             trace.now_ns(),
             stream=stream.id,
-            blocking=task.blocking,
-            queued_us=task.queued_ns / 1000,
+            flag="BLOCK" if task.blocking else "NO_BLOCK",
+            report_thread=threading.get_ident(),
+            queued_ns=task.queued_ns or posted,
+            posted_ns=posted,
         )
     return True
 
@@ -189,6 +195,7 @@ def process_report(timeout_ms: int) -> None:
     if reporter is None:
         raise AclError(AclCode.ACL_ERROR_RT_THREAD_SUBSCRIBE, f"thread {me} is not subscribed", level=_INFO)
     queue = reporter.queue
+    reporter.thread = threading.current_thread()  # whoever serves the id now is the subscribed thread
     deadline = None if timeout is None else trace.now_ns() + timeout_ms * 1_000_000
     while True:
         try:
@@ -229,10 +236,12 @@ def reap_exited_threads() -> None:
         candidates = [r for r in _threads.values() if any(s.pending_callbacks_locked() for s in r.streams)]
     if not candidates:
         return
-    alive = {t.ident for t in threading.enumerate()}
+    alive = {t.ident: t for t in threading.enumerate()}
     for reporter in candidates:
-        if reporter.thread_id in alive:
-            continue
+        thread = alive.get(reporter.thread_id)
+        if thread is not None and reporter.thread is thread:
+            continue  # still running (a new thread that only reuses the id does not count, nor does one that
+            # took the id of a thread that had already exited when it was subscribed, until it serves the id)
         with LOCK:
             if _threads.get(reporter.thread_id) is not reporter:
                 continue

@@ -18,6 +18,7 @@ import os
 import threading
 
 from openacl import log as _log
+from openacl import trace
 from openacl.errors import AclCode, AclError
 from openacl.runtime import device
 
@@ -100,6 +101,7 @@ def init(config_path: str | None = None) -> None:
             _ref_count += 1
             raise AclError(AclCode.ACL_ERROR_REPEAT_INITIALIZE, "acl.init was already called", level=logging.WARNING)
         _log.configure()
+        trace.configure_from_env()
         parsed = read_config(config_path) if config_path else {}
         from openacl.dump import manager as dump  # the dump section is checked before init succeeds
 
@@ -117,6 +119,7 @@ def finalize() -> None:
         _release_models_and_dumps()
         _ref_count = 0
         config = {}
+    _write_trace()
 
 
 def finalize_reference() -> int:
@@ -133,8 +136,9 @@ def finalize_reference() -> int:
 
 
 def reset(force: bool = True) -> None:
-    """Return the process to its starting state (tests, process exit): every device reset.
+    """Return the process to its starting state (tests, process exit): every device reset, tracing off.
 
+    A trace file set up by ``OPENACL_TRACE`` or ``--trace`` is written first, with everything recorded.
     At exit the reset is forced: work still queued is dropped rather than risk waiting on a thread that
     will never serve it. Call ``acl.finalize`` to have queued work finish first.
     """
@@ -144,6 +148,22 @@ def reset(force: bool = True) -> None:
         _release_models_and_dumps()
         _ref_count = 0
         config = {}
+    _write_trace()
+    trace.disable()
+
+
+def _write_trace() -> None:
+    """Write the trace file (``OPENACL_TRACE`` / ``--trace``) if one is set up; never raises."""
+    if trace.output_path() is None:
+        return
+    try:
+        trace.flush()
+    except Exception as exc:
+        _log.root.error("cannot write the trace file %s: %s", trace.output_path(), exc)
+
+
+# A program traced by ``OPENACL_TRACE`` records from the start, even one that never calls ``acl.init``.
+trace.configure_from_env()
 
 
 @atexit.register

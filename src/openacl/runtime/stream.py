@@ -17,6 +17,7 @@ Guarantees:
 from __future__ import annotations
 
 import enum
+import itertools
 import os
 import threading
 from collections import deque
@@ -28,6 +29,7 @@ from openacl.errors import AclCode, AclError
 from openacl.log import get_logger
 from openacl.runtime import context as _context
 from openacl.runtime._sync import LOCK, Waiter, running_callbacks, wait
+from openacl.runtime._waitgraph import refuse_waiting_for_own_callback
 from openacl.runtime.handles import HandleTable
 
 log = get_logger("rt")
@@ -207,9 +209,13 @@ class Stream:
                     return None
                 self._in_flight.append(task)
             elif kind is TaskKind.RECORD:
+                if trace.recorder is not None:
+                    self._trace_event_task(task)
                 task.event._complete_locked(task.gen)
                 task.state = TaskState.DONE
             elif kind is TaskKind.RESET:
+                if trace.recorder is not None:
+                    self._trace_event_task(task)
                 task.event._reset_locked()
                 task.state = TaskState.DONE
             else:  # WAIT
@@ -218,11 +224,58 @@ class Stream:
                     self._busy = task
                     task.event._held.append(self)
                     self.state = StreamState.HELD
+                    if trace.recorder is not None:
+                        task.reached_ns = trace.now_ns()
                     return None
                 task.state = TaskState.DONE
+                if trace.recorder is not None:
+                    now = trace.now_ns()
+                    self.trace_wait_locked(task, now, now)
         self.state = StreamState.IDLE
         self._notify_locked()
         return None
+
+    # ----- tracing (only called while trace.recorder is set) -----
+
+    def _trace_event_task(self, task: Task) -> None:
+        """A record_event / reset_event passed now: a zero-length span on the thread passing it."""
+        rec = trace.recorder
+        if rec is None:
+            return
+        now = trace.now_ns()
+        event = task.event
+        rec.add(
+            task.name,
+            "event",
+            task.queued_ns or now,
+            now,
+            now,
+            stream=self.id,
+            event=event.id,
+            gen=task.gen,
+            handle=f"{event.handle:#x}",
+        )
+
+    def trace_wait_locked(self, task: Task, start_ns: int, end_ns: int, **extra: object) -> None:
+        """A stream_wait_event held the stream from ``start_ns`` to ``end_ns``: a span on the stream's track."""
+        rec = trace.recorder
+        if rec is None:
+            return
+        start_ns = task.reached_ns or start_ns
+        rec.add_on_track(
+            ("stream", self.device_id, self.id),
+            f"stream {self.id} (device {self.device_id})",
+            task.name,
+            "wait",
+            task.queued_ns or start_ns,
+            start_ns,
+            end_ns,
+            stream=self.id,
+            event=task.event.id,
+            gen=task.gen,
+            released_by_tid=threading.get_native_id(),
+            **extra,
+        )
 
     def _resume_locked(self, task: Task) -> None:
         """The hold on ``task`` (a BLOCK callback or an event wait) is over: carry on."""
@@ -256,7 +309,8 @@ class Stream:
                 self._notify_locked()
 
     def _run_work(self, task: Task) -> None:
-        start = trace.now_ns() if trace.recorder is not None else 0
+        rec = trace.recorder
+        start = trace.now_ns() if rec is not None else 0
         try:
             task.work()
         except AclError as exc:
@@ -269,9 +323,10 @@ class Stream:
             with LOCK:
                 if self.failure is None:
                     self.failure = AclError(AclCode.ACL_ERROR_RT_INTERNAL_ERROR, f"{task.name} raised")
-        rec = trace.recorder
-        if rec is not None and start:
-            rec.add(task.name, "task", task.queued_ns or start, start, trace.now_ns(), stream=self.id)
+        if rec is not None:
+            rec.add(
+                task.name, "task", task.queued_ns or start, start, trace.now_ns(), stream=self.id, device=self.device_id
+            )
 
     # ----- callbacks (report threads, LOCK held) -----
 
@@ -363,12 +418,15 @@ class Stream:
         """
         with LOCK:
             target = self._next_seq - 1
+        rec = trace.recorder
+        begin = trace.now_ns() if rec is not None else 0
         for task in running_callbacks():
             if task.stream is self and task.seq <= target:
                 raise AclError(
                     AclCode.ACL_ERROR_API_NOT_SUPPORT,
                     f"stream {self.id}: waiting for the stream inside one of its own callbacks would deadlock",
                 )
+        refuse_waiting_for_own_callback(f"stream {self.id}", stream=self, seq=target)
 
         def attach(waiter: Waiter) -> bool:
             if self._done_through_locked() >= target:
@@ -376,7 +434,10 @@ class Stream:
             self._waiters.append((target, waiter))
             return False
 
-        if not wait(attach, timeout):
+        done = wait(attach, timeout)
+        if rec is not None:
+            rec.add("synchronize_stream", "sync", begin, begin, trace.now_ns(), stream=self.id, timed_out=not done)
+        if not done:
             raise AclError(
                 AclCode.ACL_ERROR_RT_STREAM_SYNC_TIMEOUT,
                 f"stream {self.id} not done after {timeout * 1000:g} ms",
@@ -402,6 +463,9 @@ class Stream:
         self._tasks.clear()
         busy = self._busy
         if busy is not None and busy.kind is TaskKind.WAIT:
+            if trace.recorder is not None:
+                now = trace.now_ns()
+                self.trace_wait_locked(busy, now, now, dropped=True)
             busy.finish_locked(TaskState.DROPPED)
             if self in busy.event._held:
                 busy.event._held.remove(self)
@@ -420,6 +484,9 @@ class Stream:
             }
 
 
+_event_ids = itertools.count(1)
+
+
 class Event:
     """A marker recorded on a stream; completes when the stream passes it.
 
@@ -427,6 +494,7 @@ class Event:
     """
 
     def __init__(self, device_id: int, flags: int) -> None:
+        self.id = next(_event_ids)  # small and unique, for logs and traces
         self.device_id = device_id
         self.flags = flags
         self.handle = 0
@@ -468,6 +536,8 @@ class Event:
             if task is not None and task.kind is TaskKind.WAIT and task.gen <= self.completed_gen:
                 self._held.remove(stream)
                 task.state = TaskState.DONE
+                if trace.recorder is not None:
+                    stream.trace_wait_locked(task, self.timestamp_ns, self.timestamp_ns)
                 stream._resume_locked(task)
         still = []
         for target, waiter in self._waiters:
@@ -484,6 +554,9 @@ class Event:
     def synchronize(self, timeout: float | None = None) -> None:
         with LOCK:
             target = self.recorded_gen
+        refuse_waiting_for_own_callback(f"event {self.id}", event=self, gen=target)
+        rec = trace.recorder
+        begin = trace.now_ns() if rec is not None else 0
 
         def attach(waiter: Waiter) -> bool:
             if self.completed_gen >= target:
@@ -491,7 +564,12 @@ class Event:
             self._waiters.append((target, waiter))
             return False
 
-        if not wait(attach, timeout):
+        done = wait(attach, timeout)
+        if rec is not None:
+            rec.add(
+                "synchronize_event", "sync", begin, begin, trace.now_ns(), event=self.id, gen=target, timed_out=not done
+            )
+        if not done:
             raise AclError(AclCode.ACL_ERROR_RT_EVENT_SYNC_TIMEOUT, f"event not complete after {timeout * 1000:g} ms")
 
     def query(self) -> int:

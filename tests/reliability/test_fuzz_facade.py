@@ -1,0 +1,1795 @@
+"""Fuzzing the facade: every ``acl.*`` entry point and the GE API, with hostile arguments and in random orders.
+
+What holds, checked by ``fuzz_calls.call``/``ge_call`` on every call: the interpreter never crashes, no call
+hangs (every test has a timeout; waits that are meant to be bounded get short timeouts), every result is a
+documented code (or the documented TypeError / ValueError), nothing logs an internal error or kills a thread,
+and the runtime stays usable afterwards (``health_check`` runs a stream, a callback and a model after each test).
+
+- ``test_hostile_argument_matrix``: each parameter of each entry point, in turn, takes every value of a pool
+  of hostile values (wrong types, negative and huge ints, freed, foreign and random handles and pointers,
+  NaN, unicode and surrogate paths, directories, FIFOs, JSON bombs, random model bytes) while the other
+  parameters hold plausible values, so each call reaches the check for that parameter.
+- ``test_random_calls``: hypothesis draws batches of calls to any entry point with any arguments; the values
+  calls return feed later calls.
+- ``test_acl_call_sequences``: a hypothesis state machine that creates real devices, contexts, streams,
+  events, memory, data buffers, datasets, models and report threads, then misuses them (destroy twice, use
+  after destroy, cross-context, free the wrong kind, stop a report thread while subscribed, ...).
+- ``test_ge_graph_builders`` and ``test_ge_call_sequences``: the same for ``openacl.ge``.
+
+Things the fuzzer avoids because they wait forever by design, in CANN as here: ``process_report(-1)`` on a
+subscribed thread with nothing to run, subscribing the id of a live thread that never calls
+``process_report`` and then waiting for its callbacks, and ``stop_thread`` of a thread that never ends.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule, run_state_machine_as_test
+from onnx import TensorProto, helper
+
+import acl
+from openacl import ge
+from openacl.errors import AclCode, GeStatus
+from openacl.model.model import DEMO_MODEL
+from openacl.runtime import device as _device
+from openacl.runtime import memory as _memory
+from openacl.runtime import report, state
+from openacl.runtime import stream as _stream
+from openacl.runtime import threads as _threads
+from tests.model_io import ModelIO, demo_input, reference
+from tests.reliability.fuzz_calls import (
+    BIG_INTS,
+    ENTRY_POINTS,
+    FLOATS,
+    GE_NAMES,
+    SMALL_INTS,
+    STATS,
+    STRINGS,
+    BugWatch,
+    Index,
+    boom,
+    call,
+    code_of,
+    ge_call,
+    ge_well_typed,
+    noop,
+    ok,
+    other_objects,
+    quiet_numpy,
+    value_of,
+    violation,
+)
+
+pytestmark = [
+    pytest.mark.timeout(120 * max(1.0, float(os.environ.get("OPENACL_FUZZ_SCALE", "1")))),
+    pytest.mark.filterwarnings("ignore:numpy_to_ptr is deprecated", "ignore:numpy_contiguous_to_ptr is deprecated"),
+    pytest.mark.filterwarnings("ignore:the ndarray is not contiguous"),
+]
+
+MIN_CALLS = 20_000
+FAKE_TID = 12345  # no thread has this id
+NPY_FLOAT32, NPY_OBJECT = np.dtype(np.float32).num, np.dtype(object).num
+THREAD_SUBSCRIBE = int(AclCode.ACL_ERROR_RT_THREAD_SUBSCRIBE)
+
+
+# ``OPENACL_FUZZ_SCALE=10`` runs ten times the examples, from a random seed, to hunt for new bugs by hand.
+FUZZ_SCALE = float(os.environ.get("OPENACL_FUZZ_SCALE", "1"))
+
+
+def fuzz_settings(max_examples: int, **kw) -> settings:
+    """Deterministic (no database, a fixed seed), no deadlines: CI sees the same calls every run."""
+    return settings(
+        max_examples=max(1, round(max_examples * FUZZ_SCALE)),
+        derandomize=FUZZ_SCALE == 1,
+        database=None,
+        deadline=None,
+        print_blob=FUZZ_SCALE != 1,
+        suppress_health_check=list(HealthCheck),
+        **kw,
+    )
+
+
+# ----- files: configs, models, paths -----
+
+
+@dataclass
+class Files:
+    root: Path
+    config_ok: str
+    dump_config: str
+    tinynet: str
+    tiny: str
+    configs: list[str] = field(default_factory=list)
+    models: list[str] = field(default_factory=list)
+    others: list[str] = field(default_factory=list)
+
+    @property
+    def paths(self) -> list[str]:
+        return self.configs + self.models + self.others
+
+
+def tiny_model_bytes() -> bytes:
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"])],
+        "tiny",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model.SerializeToString()
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory) -> Files:
+    root = tmp_path_factory.mktemp("fuzz")
+    dumps = root / "dumps"
+    dumps.mkdir()
+
+    def write(name: str, data: str | bytes) -> str:
+        path = root / name
+        path.write_bytes(data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data)
+        return str(path)
+
+    rng = np.random.default_rng(0)
+    huge = root / "huge.json"
+    with open(huge, "wb") as f:  # sparse: bigger than acl.init's 10 MB limit without writing 10 MB
+        f.truncate(state.MAX_CONFIG_BYTES + 1)
+    bad_layer = {"model_name": "tinynet", "layer": [1, None]}
+    configs = [
+        write("empty.json", ""),
+        write("blank.json", " \n\t"),
+        write("object.json", "{}"),
+        write("sections.json", json.dumps({"x": {"y": [1, 2, {"z": None}]}, "log": "debug"})),
+        write("bomb_object.json", '{"a":' * 100_000 + "1" + "}" * 100_000),
+        write("bomb_array.json", "[" * 500_000),
+        write("bomb_mixed.json", '{"a":[' * 50_000),
+        write("deep10.json", '{"a":' * 10 + "1" + "}" * 10),
+        write("deep11.json", '{"a":' * 11 + "1" + "}" * 11),
+        write("string_bomb.json", json.dumps({"s": "[" * 100_000})),
+        write("array.json", "[1, 2]"),
+        write("scalar.json", "7"),
+        write("broken.json", '{"a": '),
+        write("not_utf8.json", b'{"a": "\xff\xfe"}'),
+        write("bom.json", "\ufeff{}"),
+        write("nan.json", '{"a": NaN, "b": -Infinity, "c": 1e999999}'),
+        write("long_int.json", '{"a": ' + "9" * 10_000 + "}"),
+        write("dup.json", '{"a": 1, "a": {"b": 2}}'),
+        write("nul.json", '{"a\\u0000b": "\\ud800"}'),
+        str(huge),
+        write("dump_not_object.json", json.dumps({"dump": 5})),
+        write("dump_bad_path.json", json.dumps({"dump": {"dump_path": 5, "dump_list": []}})),
+        write("dump_bad_list.json", json.dumps({"dump": {"dump_path": str(dumps), "dump_list": "x"}})),
+        write("dump_bad_mode.json", json.dumps({"dump": {"dump_path": str(dumps), "dump_mode": "sideways"}})),
+        write("dump_missing_dir.json", json.dumps({"dump": {"dump_path": str(root / "nope" / "x"), "dump_list": []}})),
+        write("dump_bad_layer.json", json.dumps({"dump": {"dump_path": str(dumps), "dump_list": [bad_layer]}})),
+        write("конфиг-中文-é 🙂.json", "{}"),
+    ]
+    config_ok = configs[2]
+    dump_config = write(
+        "dump.json", json.dumps({"dump": {"dump_path": str(dumps), "dump_list": [{"model_name": "tinynet"}]}})
+    )
+    configs.append(dump_config)
+    tinynet_bytes = DEMO_MODEL.read_bytes()
+    mutated = bytearray(tinynet_bytes)
+    for k in rng.integers(0, len(mutated), 64):
+        mutated[k] = int(rng.integers(0, 256))
+    models = [
+        str(DEMO_MODEL),
+        write("tinynet-中文 é.onnx", tinynet_bytes),
+        write("tiny.onnx", tiny_model_bytes()),
+        write("random.onnx", rng.bytes(4096)),
+        write("random_small.onnx", rng.bytes(7)),
+        write("empty.onnx", b""),
+        write("truncated.onnx", tinynet_bytes[: len(tinynet_bytes) // 2]),
+        write("mutated.onnx", bytes(mutated)),
+        write("model.om", b"IMOD" + bytes(200)),
+        write("text.onnx", "not a model at all"),
+    ]
+    fifo = root / "fifo"
+    os.mkfifo(fifo)  # opening it would block: every reader must refuse it first
+    others = [
+        str(root),
+        str(root / "missing.json"),
+        str(root / "missing" / "deeper" / "x.onnx"),
+        str(fifo),
+        "/dev/null",
+        "/proc/self/mem",
+        "/",
+        str(root / ("x" * 300)),  # name too long
+    ]
+    return Files(root, config_ok, dump_config, str(DEMO_MODEL), models[2], configs, models, others)
+
+
+# ----- watching and health -----
+
+
+@pytest.fixture(autouse=True)
+def watch(monkeypatch, request):
+    """Every fuzz test: small simulated memory, bug watch on, and a healthy runtime at the end."""
+    monkeypatch.setenv("OPENACL_DEVICE_MEMORY_MB", "64")  # a huge-but-allowed size must not eat the machine
+    monkeypatch.setenv("OPENACL_ORT_THREADS", "1")  # hundreds of model loads: no onnxruntime pool to start
+    with BugWatch() as bugs:
+        yield bugs
+        ge.ge_finalize()
+        state.reset(force=True)
+        health_check(model=True)
+        ge_health_check()
+        bugs.check()
+    STATS.tests_done.add(request.node.name)
+
+
+class Reporter:
+    """A report thread body (``acl.util.start_thread(reporter, [])``): ``process_report`` until told to stop."""
+
+    def __init__(self) -> None:
+        self.stop = threading.Event()
+
+    def __call__(self, _args: object) -> None:
+        while not self.stop.is_set():
+            if call(acl.rt.process_report, 5) == THREAD_SUBSCRIBE:
+                self.stop.wait(0.005)  # not subscribed (yet, or any more): don't spin
+
+
+_REFERENCE: dict[str, list[np.ndarray]] = {}
+
+
+def health_check(*, model: bool) -> None:
+    """The runtime still does real work: device, stream, memcpy both ways, a BLOCK callback, a model run."""
+    state.reset(force=True)
+    assert acl.rt.set_device(0) == 0
+    context, ret = acl.rt.create_context(0)
+    assert ret == 0
+    stream, ret = acl.rt.create_stream()
+    assert ret == 0
+    dev, ret = acl.rt.malloc(256, 0)
+    assert ret == 0
+    host, ret = acl.rt.malloc_host(256)
+    assert ret == 0
+    payload = bytes(range(256))
+    src = acl.util.bytes_to_ptr(payload)
+    assert acl.rt.memcpy_async(dev, 256, src, 256, 1, stream) == 0
+    assert acl.rt.memcpy_async(host, 256, dev, 256, 2, stream) == 0
+    reporter = Reporter()
+    tid, ret = acl.util.start_thread(reporter, [])
+    assert ret == 0
+    assert acl.rt.subscribe_report(tid, stream) == 0
+    seen: list[object] = []
+    assert acl.rt.launch_callback(seen.append, "ping", 1, stream) == 0
+    assert acl.rt.synchronize_stream_with_timeout(stream, 10_000) == 0
+    assert seen == ["ping"]
+    assert acl.util.ptr_to_bytes(host, 256) == payload
+    assert acl.rt.unsubscribe_report(tid, stream) == 0
+    reporter.stop.set()
+    assert acl.util.stop_thread(tid) == 0
+    if model:
+        x = demo_input(3)
+        if "tinynet" not in _REFERENCE:
+            _REFERENCE["tinynet"] = reference(DEMO_MODEL, x)
+        outputs = ModelIO().run(x)
+        for got, want in zip(outputs, _REFERENCE["tinynet"], strict=True):
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    assert acl.rt.free(dev) == 0
+    assert acl.rt.free_host(host) == 0
+    assert acl.rt.destroy_stream(stream) == 0
+    assert acl.rt.destroy_context(context) == 0
+    assert acl.rt.reset_device(0) == 0
+    state.reset(force=True)
+
+
+def ge_health_check() -> None:
+    assert ge.ge_initialize({"ge.graphRunMode": "1"}) == GeStatus.SUCCESS
+    session = ge.Session()
+    assert session.add_graph(1, graph_add()) == GeStatus.SUCCESS
+    (y,), ret = session.run_graph(1, [np.ones((2, 3), np.float32)])
+    assert ret == GeStatus.SUCCESS
+    np.testing.assert_array_equal(y, np.full((2, 3), 3, np.float32))
+    assert ge.ge_finalize() == GeStatus.SUCCESS
+
+
+# ----- a live runtime and the values derived from it -----
+
+
+def fresh_bytes(n: int, seed: int = 0) -> bytes:
+    """A bytes object nothing else shares (the runtime may write into it through its pointer)."""
+    return own(np.random.default_rng(seed).bytes(n))
+
+
+def own(data: bytes) -> bytes:
+    """A private copy: ``b"" + data`` would be ``data`` itself, perhaps shared with hypothesis."""
+    return bytes(bytearray(data))
+
+
+class Env:
+    """Live objects of every kind (plus destroyed ones), and pools of argument values built from them."""
+
+    def __init__(self, files: Files) -> None:
+        self.files = files
+        self.hosts: list[int] = []
+        self.learned: list[int] = []
+        ok(acl.rt.set_device, 0)
+        self.ctx1 = ok(acl.rt.create_context, 1)
+        self.foreign_stream = ok(acl.rt.create_stream)
+        self.dead_ctx = ok(acl.rt.create_context, 3)
+        ok(acl.rt.destroy_context, self.dead_ctx)
+        self.ctx_spare = ok(acl.rt.create_context, 2)
+        self.ctx = ok(acl.rt.create_context, 0)
+        self.stream = ok(acl.rt.create_stream)
+        self.stream2 = ok(acl.rt.create_stream)
+        self.stream3 = ok(acl.rt.create_stream)
+        self.dead_stream = ok(acl.rt.create_stream)
+        ok(acl.rt.destroy_stream, self.dead_stream)
+        self.ev = ok(acl.rt.create_event)
+        self.ev2 = ok(acl.rt.create_event)
+        self.dead_ev = ok(acl.rt.create_event)
+        ok(acl.rt.destroy_event, self.dead_ev)
+        ok(acl.rt.record_event, self.ev, self.stream)
+        self.dev = ok(acl.rt.malloc, 4096, 0)
+        self.dev_spare = ok(acl.rt.malloc, 4096, 0)
+        self.dead_dev = ok(acl.rt.malloc, 64, 0)
+        ok(acl.rt.free, self.dead_dev)
+        self.host = self.malloc_host(4096)
+        self.host_spare = self.malloc_host(4096)
+        self.dead_host = ok(acl.rt.malloc_host, 64)
+        ok(acl.rt.free_host, self.dead_host)
+        self.user = fresh_bytes(64)
+        self.user_ptr = ok(acl.util.bytes_to_ptr, self.user)
+        self.array = np.zeros(64, np.float32)
+        self.array_ptr = ok(acl.util.numpy_to_ptr, self.array)
+        self.objects = np.array([object(), "x", 3], dtype=object)
+        self.objects_ptr = ok(acl.util.numpy_to_ptr, self.objects)
+        self.unregistered = np.zeros(16, np.uint8)
+        self.model_bytes = own(DEMO_MODEL.read_bytes())
+        self.model_ptr = ok(acl.util.bytes_to_ptr, self.model_bytes)
+        self.buf = ok(acl.create_data_buffer, self.dev, 4096)
+        self.dead_buf = ok(acl.create_data_buffer, self.dev, 16)
+        ok(acl.destroy_data_buffer, self.dead_buf)
+        self.model = ok(acl.mdl.load_from_file, files.tinynet)
+        self.model_spare = ok(acl.mdl.load_from_file, files.tiny)
+        self.dead_model = ok(acl.mdl.load_from_file, files.tiny)
+        ok(acl.mdl.unload, self.dead_model)
+        self.desc = ok(acl.mdl.create_desc)
+        ok(acl.mdl.get_desc, self.desc, self.model)
+        self.desc_spare = ok(acl.mdl.create_desc)
+        self.dead_desc = ok(acl.mdl.create_desc)
+        ok(acl.mdl.destroy_desc, self.dead_desc)
+        self.in_size = ok(acl.mdl.get_input_size_by_index, self.desc, 0)
+        self.out_size = ok(acl.mdl.get_output_size_by_index, self.desc, 0)
+        self.input_name = ok(acl.mdl.get_input_name_by_index, self.desc, 0)
+        self.output_name = ok(acl.mdl.get_output_name_by_index, self.desc, 0)
+        self.in_dev = ok(acl.rt.malloc, self.in_size, 0)
+        self.out_dev = ok(acl.rt.malloc, self.out_size, 0)
+        self.in_ds = self.dataset(self.in_dev, self.in_size)
+        self.out_ds = self.dataset(self.out_dev, self.out_size)
+        self.ds_spare = ok(acl.mdl.create_dataset)
+        self.dead_ds = ok(acl.mdl.create_dataset)
+        ok(acl.mdl.destroy_dataset, self.dead_ds)
+        self.reporter = Reporter()
+        self.reporter_tid = ok(acl.util.start_thread, self.reporter, [])
+        ok(acl.rt.subscribe_report, self.reporter_tid, self.stream)
+        self.handles = [
+            *(self.ctx, self.ctx1, self.ctx_spare, self.dead_ctx),
+            *(self.stream, self.stream2, self.stream3, self.foreign_stream, self.dead_stream),
+            *(self.ev, self.ev2, self.dead_ev, self.buf, self.dead_buf),
+            *(self.in_ds, self.out_ds, self.ds_spare, self.dead_ds, self.desc, self.desc_spare, self.dead_desc),
+            *(self.model, self.model_spare, self.dead_model),
+        ]
+        self.pointers = [
+            *(self.dev, self.dev + 1, self.dev + 4095, self.dev + 4096, self.dev_spare, self.dead_dev),
+            *(self.host, self.host + 8, self.host_spare, self.dead_host, self.in_dev, self.out_dev),
+            *(self.user_ptr, self.user_ptr + 63, self.array_ptr, self.objects_ptr, self.model_ptr),
+            *(_memory.address_of(self.unregistered), id(self)),
+        ]
+        self.sizes = [4096, 4097, 4095, self.in_size, self.out_size, len(self.model_bytes)]
+        self.objects_pool = other_objects()
+        self.shapes = [
+            (4,),
+            (),
+            (2, 2),
+            (0,),
+            (0, 2**63),
+            (2**31,) * 3,
+            (-1,),
+            (True, 2),
+            (1.5,),
+            ((),),
+            [4],
+            (2**64,),
+            (np.int64(2),),
+        ]
+
+    def malloc_host(self, size: int) -> int:
+        ptr = ok(acl.rt.malloc_host, size)
+        self.hosts.append(ptr)
+        return ptr
+
+    def dataset(self, ptr: int, size: int) -> int:
+        dataset = ok(acl.mdl.create_dataset)
+        ok(acl.mdl.add_dataset_buffer, dataset, ok(acl.create_data_buffer, ptr, size))
+        return dataset
+
+    def pool(self, char: str) -> list:
+        """The values to try for a parameter of PyArg type ``char``."""
+        if char in "kKI":
+            return self.handles + self.pointers + self.sizes + self.learned + SMALL_INTS + BIG_INTS + self.objects_pool
+        if char == "i":
+            return SMALL_INTS + BIG_INTS + [100, 1000, 5000, Index(3), Index(-1), Index(2**40)] + self.objects_pool
+        if char == "s":
+            return self.files.paths + STRINGS + self.objects_pool
+        return self.objects_pool + self.shapes + [self.array, self.objects, self.user] + FLOATS
+
+    def learn(self, name: str, result: object) -> None:
+        """Keep ints a call returned (new handles and pointers) for later calls; track host memory to free."""
+        fn = ENTRY_POINTS[name]
+        value = value_of(fn, result)
+        if name == "acl.rt.malloc_host" and isinstance(value, int):
+            self.hosts.append(value)
+        for item in value if isinstance(value, tuple) else (value,):
+            if type(item) is int and item not in self.learned and len(self.learned) < 64:
+                self.learned.append(item)
+
+    def plausible(self) -> dict[str, tuple]:
+        """Arguments a correct program might pass to each entry point, here and now."""
+        return {
+            "acl.init": (self.files.config_ok,),
+            "acl.finalize": (),
+            "acl.finalize_reference": (),
+            "acl.create_data_buffer": (self.dev, 4096),
+            "acl.destroy_data_buffer": (self.buf,),
+            "acl.get_data_buffer_addr": (self.buf,),
+            "acl.get_data_buffer_size": (self.buf,),
+            "acl.get_data_buffer_size_v2": (self.buf,),
+            "acl.update_data_buffer": (self.buf, self.dev_spare, 4096),
+            "acl.rt.set_device": (0,),
+            "acl.rt.reset_device": (0,),
+            "acl.rt.reset_device_force": (1,),
+            "acl.rt.get_device": (),
+            "acl.rt.get_device_count": (),
+            "acl.rt.get_run_mode": (),
+            "acl.rt.create_context": (1,),
+            "acl.rt.destroy_context": (self.ctx_spare,),
+            "acl.rt.set_context": (self.ctx,),
+            "acl.rt.get_context": (),
+            "acl.rt.create_stream": (),
+            "acl.rt.create_stream_with_config": (0, 0),
+            "acl.rt.destroy_stream": (self.stream2,),
+            "acl.rt.destroy_stream_force": (self.stream2,),
+            "acl.rt.synchronize_stream": (self.stream,),
+            "acl.rt.synchronize_stream_with_timeout": (self.stream, 1000),
+            "acl.rt.stream_query": (self.stream,),
+            "acl.rt.stream_get_id": (self.stream,),
+            "acl.rt.set_stream_failure_mode": (self.stream, 1),
+            "acl.rt.synchronize_device": (),
+            "acl.rt.create_event": (),
+            "acl.rt.create_event_with_flag": (1,),
+            "acl.rt.destroy_event": (self.ev2,),
+            "acl.rt.record_event": (self.ev2, self.stream),
+            "acl.rt.reset_event": (self.ev, self.stream),
+            "acl.rt.query_event": (self.ev,),
+            "acl.rt.query_event_status": (self.ev,),
+            "acl.rt.synchronize_event": (self.ev,),
+            "acl.rt.synchronize_event_with_timeout": (self.ev, 1000),
+            "acl.rt.event_elapsed_time": (self.ev, self.ev),
+            "acl.rt.stream_wait_event": (self.stream3, self.ev),
+            "acl.rt.malloc": (4096, 0),
+            "acl.rt.free": (self.dev_spare,),
+            "acl.rt.malloc_host": (4096,),
+            "acl.rt.free_host": (self.host_spare,),
+            "acl.rt.memcpy": (self.dev, 4096, self.host, 4096, 1),
+            "acl.rt.memcpy_async": (self.host, 4096, self.dev, 4096, 2, self.stream),
+            "acl.rt.memset": (self.dev, 4096, 7, 4096),
+            "acl.rt.memset_async": (self.dev, 4096, 7, 4096, self.stream),
+            "acl.rt.subscribe_report": (FAKE_TID, self.stream3),
+            "acl.rt.unsubscribe_report": (self.reporter_tid, self.stream),
+            "acl.rt.launch_callback": (noop, None, 1, self.stream),
+            "acl.rt.process_report": (1,),
+            "acl.mdl.load_from_file": (self.files.tiny,),
+            "acl.mdl.load_from_mem": (self.model_ptr, len(self.model_bytes)),
+            "acl.mdl.load_from_file_with_mem": (self.files.tiny, 0, 0, 0, 0),
+            "acl.mdl.unload": (self.model_spare,),
+            "acl.mdl.query_size": (self.files.tiny,),
+            "acl.mdl.execute": (self.model, self.in_ds, self.out_ds),
+            "acl.mdl.execute_async": (self.model, self.in_ds, self.out_ds, self.stream),
+            "acl.mdl.create_desc": (),
+            "acl.mdl.get_desc": (self.desc_spare, self.model),
+            "acl.mdl.destroy_desc": (self.desc_spare,),
+            "acl.mdl.get_num_inputs": (self.desc,),
+            "acl.mdl.get_num_outputs": (self.desc,),
+            "acl.mdl.get_input_size_by_index": (self.desc, 0),
+            "acl.mdl.get_output_size_by_index": (self.desc, 0),
+            "acl.mdl.get_input_dims": (self.desc, 0),
+            "acl.mdl.get_output_dims": (self.desc, 0),
+            "acl.mdl.get_cur_output_dims": (self.desc, 0),
+            "acl.mdl.get_input_name_by_index": (self.desc, 0),
+            "acl.mdl.get_output_name_by_index": (self.desc, 0),
+            "acl.mdl.get_input_data_type": (self.desc, 0),
+            "acl.mdl.get_output_data_type": (self.desc, 0),
+            "acl.mdl.get_input_format": (self.desc, 0),
+            "acl.mdl.get_output_format": (self.desc, 0),
+            "acl.mdl.get_input_index_by_name": (self.desc, self.input_name),
+            "acl.mdl.get_output_index_by_name": (self.desc, self.output_name),
+            "acl.mdl.create_dataset": (),
+            "acl.mdl.add_dataset_buffer": (self.ds_spare, self.buf),
+            "acl.mdl.get_dataset_num_buffers": (self.in_ds,),
+            "acl.mdl.get_dataset_buffer": (self.in_ds, 0),
+            "acl.mdl.destroy_dataset": (self.ds_spare,),
+            "acl.mdl.init_dump": (),
+            "acl.mdl.set_dump": (self.files.dump_config,),
+            "acl.mdl.finalize_dump": (),
+            "acl.mdl.dump_reg_callback": (noop, 0),
+            "acl.mdl.dump_unreg_callback": (),
+            "acl.util.bytes_to_ptr": (fresh_bytes(32),),
+            "acl.util.numpy_to_ptr": (self.array,),
+            "acl.util.numpy_contiguous_to_ptr": (self.array[::2],),
+            "acl.util.ptr_to_bytes": (self.host, 16),
+            "acl.util.ptr_to_numpy": (self.host, (4,), NPY_FLOAT32),
+            "acl.util.start_thread": (noop, []),
+            "acl.util.stop_thread": (FAKE_TID,),
+        }
+
+    def usable(self) -> bool:
+        """Whether the objects the plausible arguments name are still there (a call may have destroyed them)."""
+        return (
+            not state.is_initialized()
+            and self.stream in _stream.streams
+            and self.stream2 in _stream.streams
+            and _stream.streams.get(self.stream).subscription is not None
+            and self.buf in _memory.data_buffers
+            and self.model in _model_table()
+            and self.model_spare in _model_table()
+            and _context_is(self.ctx)
+        )
+
+    def close(self) -> None:
+        self.reporter.stop.set()
+        call(acl.util.stop_thread, self.reporter_tid)
+        state.reset(force=True)
+        for ptr in self.hosts:
+            acl.rt.free_host(ptr)  # host memory outlives a device reset
+        stop_util_threads()
+
+
+def _model_table() -> dict:
+    from openacl.model import model
+
+    return model.models
+
+
+def _context_is(handle: int) -> bool:
+    from openacl.runtime import context
+
+    current = context.current()
+    return current is not None and current.handle == handle
+
+
+def stop_util_threads(keep: set[int] = frozenset()) -> None:
+    """Join every thread ``start_thread`` started that nobody stopped (all of them end on their own)."""
+    for tid in list(_threads._threads):
+        if tid not in keep:
+            while tid in _threads._threads:
+                call(acl.util.stop_thread, tid)
+
+
+def live_idents() -> set[int]:
+    return {t.ident for t in threading.enumerate()}
+
+
+def guard(name: str, args: list, env: Env | None = None) -> list:
+    """Keep a random call from waiting forever by design (see the module docstring)."""
+    if name in ("acl.rt.subscribe_report", "acl.rt.unsubscribe_report") and args:
+        tid = args[0]
+        if type(tid) is int and (tid & (2**64 - 1)) in live_idents() and (env is None or tid != env.reporter_tid):
+            args[0] = FAKE_TID
+    if name == "acl.util.stop_thread" and args:
+        tid = args[0]
+        if type(tid) is int and env is not None and (tid & (2**64 - 1)) == env.reporter_tid:
+            args[0] = FAKE_TID
+    return args
+
+
+# ----- what to do after a call in the matrix -----
+
+
+def undo(name: str, args: list, result: object) -> None:
+    """Release what a successful call created, so the next call starts from the same place."""
+    fn = ENTRY_POINTS[name]
+    code = code_of(fn, result)
+    if code not in (0, None) or isinstance(result, BaseException):
+        return
+    value = value_of(fn, result)
+    if name == "acl.init":
+        call(acl.finalize)
+    elif name == "acl.rt.malloc" and value:
+        call(acl.rt.free, value)
+    elif name == "acl.rt.malloc_host" and value:
+        call(acl.rt.free_host, value)
+    elif name in ("acl.rt.create_stream", "acl.rt.create_stream_with_config") and value:
+        call(acl.rt.destroy_stream, value)
+    elif name in ("acl.rt.create_event", "acl.rt.create_event_with_flag") and value:
+        call(acl.rt.destroy_event, value)
+    elif name == "acl.create_data_buffer" and value:
+        call(acl.destroy_data_buffer, value)
+    elif name == "acl.mdl.create_dataset" and value:
+        call(acl.mdl.destroy_dataset, value)
+    elif name == "acl.mdl.create_desc" and value:
+        call(acl.mdl.destroy_desc, value)
+    elif name.startswith("acl.mdl.load_from") and value:
+        call(acl.mdl.unload, value)
+    elif name == "acl.util.start_thread" and value:
+        call(acl.util.stop_thread, value)
+    elif name == "acl.mdl.init_dump":
+        call(acl.mdl.finalize_dump)
+    elif name == "acl.mdl.dump_reg_callback":
+        call(acl.mdl.dump_unreg_callback)
+    elif name == "acl.rt.subscribe_report":
+        call(acl.rt.unsubscribe_report, *args)
+
+
+# ----- the tests -----
+
+
+def test_every_entry_point_is_declared_and_has_plausible_arguments(files):
+    assert len(ENTRY_POINTS) >= 90
+    for name, fn in ENTRY_POINTS.items():
+        assert set(fn.acl_format) <= set("kKIisdO|*"), (name, fn.acl_format)
+        assert fn.acl_returns in ("ret", "value", "values", "bare", "raise"), name
+    env = Env(files)
+    try:
+        plausible = env.plausible()
+        assert set(plausible) == set(ENTRY_POINTS), set(ENTRY_POINTS) ^ set(plausible)
+        for name, args in plausible.items():  # each runs once with its plausible arguments
+            call(ENTRY_POINTS[name], *args)
+    finally:
+        env.close()
+
+
+def test_hostile_argument_matrix(files):
+    """Each parameter of each entry point takes each hostile value; too few and too many arguments too."""
+    for name in sorted(ENTRY_POINTS):
+        fn = ENTRY_POINTS[name]
+        fmt = fn.acl_format.rstrip("*").replace("|", "")
+        env = Env(files)
+        try:
+            base = list(env.plausible()[name])
+            for position, char in enumerate(fmt):
+                for value in env.pool(char):
+                    if not env.usable():
+                        env.close()
+                        env = Env(files)
+                        base = list(env.plausible()[name])
+                    args = guard(name, [*base[:position], value, *base[position + 1 :]], env)
+                    undo(name, args, call(fn, *args))
+            for args in (base[:-1], [*base, 0], [*base, None, None]):  # arity
+                undo(name, args, call(fn, *args))
+        finally:
+            env.close()
+
+
+NAMES = sorted(ENTRY_POINTS)
+
+
+def draw_args(data, fn, env: Env) -> list:
+    fmt = fn.acl_format.rstrip("*")
+    required = fmt.index("|") if "|" in fmt else len(fmt)
+    chars = fmt.replace("|", "")
+    count = data.draw(st.sampled_from([len(chars)] * 6 + [required, max(required - 1, 0), len(chars) + 1]))
+    args = []
+    for i in range(count):
+        char = chars[i] if i < len(chars) else "O"
+        kind = data.draw(st.integers(0, 9))
+        if kind < 7:
+            pool = env.pool(char)
+            args.append(pool[data.draw(st.integers(0, len(pool) - 1))])
+        elif kind == 7:
+            args.append(data.draw(st.integers(-(2**70), 2**70)))
+        elif kind == 8:
+            args.append(data.draw(st.text(st.characters(codec=None, exclude_categories=()), max_size=12)))
+        else:
+            args.append(data.draw(st.sampled_from(env.handles + env.pointers)))
+    return args
+
+
+@fuzz_settings(max_examples=120)
+@given(data=st.data())
+def test_random_calls(files, data):
+    """Batches of calls to any entry point with any arguments; what calls return feeds later calls."""
+    env = Env(files)
+    try:
+        for _ in range(data.draw(st.integers(20, 60))):
+            name = data.draw(st.sampled_from(NAMES))
+            fn = ENTRY_POINTS[name]
+            args = guard(name, draw_args(data, fn, env), env)
+            env.learn(name, call(fn, *args))
+    finally:
+        env.close()
+
+
+# ----- call sequences on real objects -----
+
+KINDS = ("context", "stream", "event", "dev", "host", "user", "buffer", "dataset", "desc", "model")
+SEL = st.tuples(st.integers(0, 11), st.integers(0, 2**16))
+DEVICE = st.sampled_from([0, 0, 0, 1, 1, 2, 7, 8, -1, 2**31 - 1, -(2**31), 2**31, "0", None, 0.0])
+TIMEOUT = st.sampled_from([1, 5, 50, 1000, 2**31 - 1, -1, 0, -2, -(2**31), 2**31, 2**64, 1.5, math.nan, None, "9"])
+SIZES = [0, 1, 16, 64, 4096, 4097, 49152, 2**20, 64 * 2**20, 64 * 2**20 + 1, 2**32, 2**63, 2**64 - 1, 2**64]
+SIZE = st.sampled_from([*SIZES, 2**64 + 64, -1, -4096, 1.5, math.inf, None, "64"])
+COUNT = st.sampled_from([0, 1, 4, 16, 63, 64, 65, 4096, 2**31, 2**64 - 1, 2**64 + 8, -1, -64, None, 2.0])
+OFFSET = st.sampled_from([0, 0, 0, 1, 8, 63, 64, 4095, 4096, -1, -64, 2**40])
+MEMCPY_KIND = st.sampled_from([0, 1, 2, 3, 4, 5, 6, 7, 8, -1, 2**31 - 1, 2**31, None, 1.0])
+BLOCK = st.sampled_from([0, 1, 1, 2, -1, 2**31, None, True, 0.5])
+FLAG = st.sampled_from([0, 0, 1, 2, 4, 8, 0x20, 0x40, 0xFF, 0x100, -1, 2**32, 2**40, None])
+PRIORITY = st.sampled_from([0, 1, 7, 8, -1, 2**32 - 1, 2**32, None])
+INDEX = st.sampled_from([0, 0, 1, 2, -1, 2**32, 2**64 - 1, 2**64, 2**100, None, "0", 0.0])
+SHAPE = st.sampled_from([(4,), (2, 2), (), (0,), (16,), (1024,), (2**62,), (0, 2**63), (-1,), (1.5,), [4], None])
+NPY = st.sampled_from([NPY_FLOAT32, 0, 1, 12, 17, NPY_OBJECT, 20, 21, 22, 23, 24, 25, 99, -1, 2**31, None])
+CALLBACKS = ("noop", "boom", "sleepy", "reentrant", "sync_own", "launch_again", "append", "not_callable", "none")
+
+
+class AclMachine(RuleBasedStateMachine):
+    """Real objects, created and misused in random orders. Handles are picked from everything ever created
+    (live or not, of the right kind or another), or are hostile values."""
+
+    files: Files
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.known: dict[str, list[int]] = {k: [] for k in KINDS}
+        self.reporters: dict[int, Reporter] = {}
+        self.util_tids: list[int] = []
+        self.hosts: list[int] = []
+        self.keep: list[object] = []
+        self.ios: list[tuple[int, int, int]] = []
+        self.hits: list[object] = []
+        self.hostile = [*SMALL_INTS, *BIG_INTS, *other_objects()]
+
+    # ----- picking -----
+
+    def remember(self, kind: str, value: object) -> None:
+        if type(value) is int and value and value not in self.known[kind]:
+            self.known[kind].append(value)
+            del self.known[kind][:-48]
+
+    def pick(self, kind: str, sel: tuple[int, int]) -> object:
+        mode, n = sel
+        mine = self.known[kind]
+        if mode <= 6 and mine:
+            return mine[n % len(mine)]
+        if mode <= 8:
+            every = [h for k in KINDS for h in self.known[k]]
+            if every:
+                return every[n % len(every)]
+        if mode == 9:
+            return n  # a small int: no handle is that small
+        if mode == 10:
+            return 0x0AC1_0000_0000 + 16 * n  # looks like a handle; may be one of any kind
+        return self.hostile[n % len(self.hostile)]
+
+    def pick_ptr(self, sel: tuple[int, int], offset: int = 0) -> object:
+        mode, n = sel
+        kinds = ("dev", "host", "user")
+        ptr = self.pick(kinds[n % 3], (mode, n // 3))
+        return ptr + offset if type(ptr) is int and offset else ptr
+
+    def main_subscribed(self) -> bool:
+        return threading.get_ident() in report._threads
+
+    # ----- devices and contexts -----
+
+    @initialize()
+    def start(self) -> None:
+        """Something of every kind to misuse: a stream served by a report thread, an event, memory, a model."""
+        ok(acl.rt.set_device, 0)
+        self.remember("context", ok(acl.rt.get_context))
+        stream = ok(acl.rt.create_stream)
+        self.remember("stream", stream)
+        self.remember("event", ok(acl.rt.create_event))
+        self.remember("dev", ok(acl.rt.malloc, 4096, 0))
+        host = ok(acl.rt.malloc_host, 4096)
+        self.hosts.append(host)
+        self.remember("host", host)
+        reporter = Reporter()
+        tid = ok(acl.util.start_thread, reporter, [])
+        self.reporters[tid] = reporter
+        ok(acl.rt.subscribe_report, tid, stream)
+        model = ok(acl.mdl.load_from_file, self.files.tiny)
+        self.remember("model", model)
+        self.make_io((0, 0))
+
+    @rule(dev=DEVICE, how=st.sampled_from(["set", "reset", "reset_force", "context"]))
+    def device(self, dev, how):
+        if how == "set":
+            call(acl.rt.set_device, dev)
+        elif how == "reset":
+            call(acl.rt.reset_device, dev)
+        elif how == "reset_force":
+            call(acl.rt.reset_device_force, dev)
+        else:
+            self.remember("context", value_of(acl.rt.create_context, call(acl.rt.create_context, dev)))
+
+    @rule(sel=SEL, how=st.sampled_from(["destroy", "set", "set", "get"]))
+    def context(self, sel, how):
+        handle = self.pick("context", sel)
+        if how == "destroy":
+            call(acl.rt.destroy_context, handle)
+        elif how == "set":
+            call(acl.rt.set_context, handle)
+        else:
+            call(acl.rt.get_context)
+            call(acl.rt.get_device)
+
+    @rule()
+    def constants(self):
+        count = ok(acl.rt.get_device_count)
+        if count != _device.device_count():
+            raise violation(f"get_device_count changed: {count}")
+        call(acl.rt.get_run_mode)
+
+    # ----- streams and events -----
+
+    @rule(cfg=st.none() | st.tuples(PRIORITY, FLAG))
+    def create_stream(self, cfg):
+        result = call(acl.rt.create_stream) if cfg is None else call(acl.rt.create_stream_with_config, *cfg)
+        self.remember("stream", value_of(acl.rt.create_stream, result))
+
+    @rule(sel=SEL, force=st.booleans())
+    def destroy_stream(self, sel, force):
+        call(acl.rt.destroy_stream_force if force else acl.rt.destroy_stream, self.pick("stream", sel))
+
+    @rule(sel=SEL, timeout=st.none() | TIMEOUT, default=st.booleans())
+    def synchronize_stream(self, sel, timeout, default):
+        handle = 0 if default else self.pick("stream", sel)
+        if timeout is None:
+            call(acl.rt.synchronize_stream, handle)
+        else:
+            call(acl.rt.synchronize_stream_with_timeout, handle, timeout)
+
+    @rule(sel=SEL, mode=st.sampled_from([0, 1, 2, -1, 2**64 - 1, None]))
+    def stream_misc(self, sel, mode):
+        handle = self.pick("stream", sel)
+        call(acl.rt.stream_query, handle)
+        call(acl.rt.stream_get_id, handle)
+        call(acl.rt.set_stream_failure_mode, handle, mode)
+
+    @rule()
+    def synchronize_device(self):
+        call(acl.rt.synchronize_device)
+
+    @rule(flag=st.none() | FLAG)
+    def create_event(self, flag):
+        result = call(acl.rt.create_event) if flag is None else call(acl.rt.create_event_with_flag, flag)
+        self.remember("event", value_of(acl.rt.create_event, result))
+
+    @rule(sel=SEL)
+    def destroy_event(self, sel):
+        call(acl.rt.destroy_event, self.pick("event", sel))
+
+    @rule(ev=SEL, stream=SEL, op=st.sampled_from(["record", "record", "reset", "wait"]))
+    def event_on_stream(self, ev, stream, op):
+        event, handle = self.pick("event", ev), self.pick("stream", stream)
+        if op == "record":
+            call(acl.rt.record_event, event, handle)
+        elif op == "reset":
+            call(acl.rt.reset_event, event, handle)
+        else:
+            call(acl.rt.stream_wait_event, handle, event)
+
+    @rule(ev=SEL, other=SEL, timeout=st.none() | TIMEOUT)
+    def event_wait_and_query(self, ev, other, timeout):
+        event = self.pick("event", ev)
+        call(acl.rt.query_event, event)
+        call(acl.rt.query_event_status, event)
+        result = call(acl.rt.event_elapsed_time, event, self.pick("event", other))
+        if code_of(acl.rt.event_elapsed_time, result) == 0 and math.isnan(result[0]):
+            raise violation("event_elapsed_time returned NaN")
+        if timeout is None:
+            call(acl.rt.synchronize_event, event)
+        else:
+            call(acl.rt.synchronize_event_with_timeout, event, timeout)
+
+    # ----- memory -----
+
+    @rule(size=SIZE, policy=st.sampled_from([0, 1, 2, 3, 7, 8, -1, 2**31, None]))
+    def malloc(self, size, policy):
+        self.remember("dev", value_of(acl.rt.malloc, call(acl.rt.malloc, size, policy)))
+
+    @rule(size=SIZE)
+    def malloc_host(self, size):
+        ptr = value_of(acl.rt.malloc_host, call(acl.rt.malloc_host, size))
+        if ptr:
+            self.hosts.append(ptr)
+        self.remember("host", ptr)
+
+    @rule(sel=SEL, host=st.booleans())
+    def free(self, sel, host):
+        ptr = self.pick_ptr(sel)
+        call(acl.rt.free_host if host else acl.rt.free, ptr)
+
+    @rule(
+        dst=SEL,
+        src=SEL,
+        offsets=st.tuples(OFFSET, OFFSET),
+        count=COUNT,
+        slack=st.sampled_from([0, 0, 1, -1, 2**64]),
+        kind=MEMCPY_KIND,
+        stream=st.none() | SEL,
+    )
+    def memcpy(self, dst, src, offsets, count, slack, kind, stream):
+        dst_ptr, src_ptr = self.pick_ptr(dst, offsets[0]), self.pick_ptr(src, offsets[1])
+        dst_max = count + slack if type(count) is int else count
+        if stream is None:
+            call(acl.rt.memcpy, dst_ptr, dst_max, src_ptr, count, kind)
+        else:
+            call(acl.rt.memcpy_async, dst_ptr, dst_max, src_ptr, count, kind, self.pick("stream", stream))
+
+    @rule(
+        dst=SEL,
+        offset=OFFSET,
+        value=st.sampled_from([0, 255, 256, -1, 2**31 - 1, -(2**31), 2**40, None]),
+        count=COUNT,
+        stream=st.none() | SEL,
+    )
+    def memset(self, dst, offset, value, count, stream):
+        ptr = self.pick_ptr(dst, offset)
+        if stream is None:
+            call(acl.rt.memset, ptr, count, value, count)
+        else:
+            call(acl.rt.memset_async, ptr, count, value, count, self.pick("stream", stream))
+
+    # ----- report threads and callbacks -----
+
+    @precondition(lambda self: len(self.reporters) < 3)
+    @rule()
+    def start_reporter(self):
+        reporter = Reporter()
+        tid = ok(acl.util.start_thread, reporter, [])
+        self.reporters[tid] = reporter
+
+    @precondition(lambda self: self.reporters)
+    @rule(n=st.integers(0, 10), unsubscribe_first=st.booleans())
+    def stop_reporter(self, n, unsubscribe_first):
+        tid = sorted(self.reporters)[n % len(self.reporters)]
+        if unsubscribe_first:
+            for handle in self.known["stream"]:
+                call(acl.rt.unsubscribe_report, tid, handle)
+        reporter = self.reporters.pop(tid)
+        reporter.stop.set()
+        # Subscribed or not: callbacks only it could run are dropped later. An exited thread nobody stopped may
+        # have had the same id; stop_thread joins the oldest first (and re-raises its failure), so repeat.
+        while tid in _threads._threads:
+            call(acl.util.stop_thread, tid)
+
+    def pick_tid(self, n: int) -> object:
+        choices = [*sorted(self.reporters), threading.get_ident(), FAKE_TID, 0, 2**64 - 1, -1, None, "1"]
+        tid = choices[n % len(choices)]
+        return tid
+
+    @rule(n=st.integers(0, 20), stream=SEL, default=st.booleans())
+    def subscribe(self, n, stream, default):
+        handle = 0 if default else self.pick("stream", stream)
+        call(acl.rt.subscribe_report, self.pick_tid(n), handle)
+
+    @rule(n=st.integers(0, 20), stream=SEL, default=st.booleans())
+    def unsubscribe(self, n, stream, default):
+        handle = 0 if default else self.pick("stream", stream)
+        call(acl.rt.unsubscribe_report, self.pick_tid(n), handle)
+
+    def callback(self, name: str, stream: object) -> object:
+        if name == "noop":
+            return noop
+        if name == "boom":
+            return boom
+        if name == "sleepy":
+            return lambda _: time.sleep(0.001)
+        if name == "append":
+            return self.hits.append
+        if name == "reentrant":
+
+            def reentrant(_):
+                call(acl.rt.get_device)
+                ptr = value_of(acl.rt.malloc_host, call(acl.rt.malloc_host, 64))
+                if ptr:
+                    call(acl.rt.memset, ptr, 64, 1, 64)
+                    call(acl.rt.free_host, ptr)
+                call(acl.rt.process_report, 1)  # the report thread itself: nothing else is due yet
+
+            return reentrant
+        if name == "sync_own":
+            return lambda _: call(acl.rt.synchronize_stream, stream)
+        if name == "launch_again":
+            return lambda _: call(acl.rt.launch_callback, noop, None, 0, stream)
+        if name == "none":
+            return None
+        return "not callable"
+
+    @rule(name=st.sampled_from(CALLBACKS), block=BLOCK, stream=SEL, default=st.booleans(), repeat=st.integers(1, 3))
+    def launch_callback(self, name, block, stream, default, repeat):
+        handle = 0 if default else self.pick("stream", stream)
+        for _ in range(repeat):
+            call(acl.rt.launch_callback, self.callback(name, handle), [1, "x"], block, handle)
+
+    @rule(timeout=TIMEOUT)
+    def process_report_here(self, timeout):
+        if self.main_subscribed() and not (type(timeout) is int and 0 <= timeout <= 50):
+            timeout = 1  # with nothing to run, -1 or a huge timeout waits that long, by design
+        call(acl.rt.process_report, timeout)
+
+    # ----- data buffers and datasets -----
+
+    @rule(ptr=SEL, offset=OFFSET, size=SIZE, null=st.booleans())
+    def create_data_buffer(self, ptr, offset, size, null):
+        address = 0 if null else self.pick_ptr(ptr, offset)
+        self.remember("buffer", call(acl.create_data_buffer, address, size))
+
+    @rule(buf=SEL, ptr=SEL, size=SIZE)
+    def update_data_buffer(self, buf, ptr, size):
+        call(acl.update_data_buffer, self.pick("buffer", buf), self.pick_ptr(ptr), size)
+
+    @rule(buf=SEL, what=st.sampled_from(["addr", "size", "size_v2", "destroy"]))
+    def data_buffer(self, buf, what):
+        handle = self.pick("buffer", buf)
+        fn = {
+            "addr": acl.get_data_buffer_addr,
+            "size": acl.get_data_buffer_size,
+            "size_v2": acl.get_data_buffer_size_v2,
+            "destroy": acl.destroy_data_buffer,
+        }[what]
+        call(fn, handle)
+
+    @rule()
+    def create_dataset(self):
+        self.remember("dataset", call(acl.mdl.create_dataset))
+
+    @rule(ds=SEL, buf=SEL)
+    def add_dataset_buffer(self, ds, buf):
+        call(acl.mdl.add_dataset_buffer, self.pick("dataset", ds), self.pick("buffer", buf))
+
+    @rule(ds=SEL, index=INDEX, destroy=st.booleans())
+    def dataset(self, ds, index, destroy):
+        handle = self.pick("dataset", ds)
+        call(acl.mdl.get_dataset_num_buffers, handle)
+        call(acl.mdl.get_dataset_buffer, handle, index)
+        if destroy:
+            call(acl.mdl.destroy_dataset, handle)
+
+    # ----- models -----
+
+    @precondition(lambda self: len(self.known["model"]) < 6)
+    @rule(
+        how=st.sampled_from(["file", "file", "mem", "with_mem", "with_mem_bad", "random_mem"]),
+        path=st.integers(0, 100),
+        data=st.binary(max_size=256),
+    )
+    def load(self, how, path, data):
+        paths = self.files.models + self.files.others
+        chosen = self.files.tinynet if path < 40 else self.files.tiny if path < 60 else paths[path % len(paths)]
+        if how == "file":
+            result = call(acl.mdl.load_from_file, chosen)
+        elif how in ("mem", "random_mem"):
+            raw = own(Path(chosen).read_bytes() if how == "mem" and chosen in self.files.models else data)
+            self.keep.append(raw)
+            ptr = ok(acl.util.bytes_to_ptr, raw)
+            result = call(acl.mdl.load_from_mem, ptr, len(raw))
+        else:
+            work, weight = (0, 0) if how == "with_mem" else (self.pick_ptr((0, path)), 64)
+            result = call(acl.mdl.load_from_file_with_mem, chosen, work, weight, work, weight)
+        self.remember("model", value_of(acl.mdl.load_from_file, result))
+
+    @rule(sel=SEL)
+    def unload(self, sel):
+        call(acl.mdl.unload, self.pick("model", sel))
+
+    @rule(path=st.integers(0, 100))
+    def query_size(self, path):
+        paths = self.files.models + self.files.others
+        call(acl.mdl.query_size, paths[path % len(paths)])
+
+    @rule(sel=SEL, how=st.sampled_from(["create", "get", "get", "destroy"]), model=SEL)
+    def desc(self, sel, how, model):
+        if how == "create":
+            self.remember("desc", call(acl.mdl.create_desc))
+        elif how == "get":
+            call(acl.mdl.get_desc, self.pick("desc", sel), self.pick("model", model))
+        else:
+            call(acl.mdl.destroy_desc, self.pick("desc", sel))
+
+    @rule(
+        getter=st.sampled_from([n for n in ENTRY_POINTS if n.startswith("acl.mdl.get_") and "dataset" not in n]),
+        sel=SEL,
+        index=INDEX,
+        name=st.sampled_from(["", "x", "input", "output", "\udcff", "a\x00b", None, 5]),
+    )
+    def desc_get(self, getter, sel, index, name):
+        fn = ENTRY_POINTS[getter]
+        handle = self.pick("desc", sel)
+        if getter == "acl.mdl.get_desc":
+            call(fn, handle, self.pick("model", (0, index if type(index) is int else 0)))
+        elif "by_name" in getter:
+            call(fn, handle, name)
+        elif fn.acl_format == "k":
+            call(fn, handle)
+        else:
+            call(fn, handle, index)
+
+    @rule(sel=SEL)
+    def make_io(self, sel):
+        """Correctly sized input and output datasets for a model (when it is loaded)."""
+        model = self.pick("model", sel)
+        desc = call(acl.mdl.create_desc)
+        if code_of(acl.mdl.get_desc, call(acl.mdl.get_desc, desc, model)) != 0:
+            call(acl.mdl.destroy_desc, desc)
+            return
+        datasets = []
+        for count, size_of in (
+            (acl.mdl.get_num_inputs, acl.mdl.get_input_size_by_index),
+            (acl.mdl.get_num_outputs, acl.mdl.get_output_size_by_index),
+        ):
+            dataset = call(acl.mdl.create_dataset)
+            for i in range(call(count, desc)):
+                size = call(size_of, desc, i) or 16
+                ptr = value_of(acl.rt.malloc, call(acl.rt.malloc, size, 0))
+                if not ptr:
+                    continue
+                self.remember("dev", ptr)
+                buffer = call(acl.create_data_buffer, ptr, size)
+                self.remember("buffer", buffer)
+                call(acl.mdl.add_dataset_buffer, dataset, buffer)
+            self.remember("dataset", dataset)
+            datasets.append(dataset)
+        self.remember("desc", desc)
+        self.ios.append((model, datasets[0], datasets[1]))
+
+    @rule(
+        io=st.integers(0, 100),
+        how=st.sampled_from(["sync", "async", "swapped", "random"]),
+        stream=SEL,
+        ds=st.tuples(SEL, SEL),
+        model=SEL,
+    )
+    def execute(self, io, how, stream, ds, model):
+        if self.ios and how != "random":
+            model_id, inputs, outputs = self.ios[io % len(self.ios)]
+        else:
+            model_id = self.pick("model", model)
+            inputs, outputs = self.pick("dataset", ds[0]), self.pick("dataset", ds[1])
+        if how == "swapped":
+            inputs, outputs = outputs, inputs
+        if how == "async":
+            call(acl.mdl.execute_async, model_id, inputs, outputs, self.pick("stream", stream))
+        else:
+            call(acl.mdl.execute, model_id, inputs, outputs)
+
+    # ----- init, finalize and dumps -----
+
+    @rule(n=st.integers(0, 100), none=st.booleans())
+    def init(self, n, none):
+        paths = self.files.configs + self.files.others
+        path = self.files.config_ok if n < 30 else self.files.dump_config if n < 40 else paths[n % len(paths)]
+        if none:
+            call(acl.init)
+        else:
+            call(acl.init, path)
+
+    @rule(reference=st.booleans())
+    def finalize(self, reference):
+        call(acl.finalize_reference if reference else acl.finalize)
+
+    @rule(
+        how=st.sampled_from(["init", "set", "finalize", "register", "unregister"]),
+        n=st.integers(0, 100),
+        flag=st.sampled_from([0, 0, 1, -1, None]),
+    )
+    def dump(self, how, n, flag):
+        if how == "init":
+            call(acl.mdl.init_dump)
+        elif how == "set":
+            paths = self.files.configs + self.files.others
+            call(acl.mdl.set_dump, self.files.dump_config if n < 50 else paths[n % len(paths)])
+        elif how == "finalize":
+            call(acl.mdl.finalize_dump)
+        elif how == "register":
+            callbacks = [noop, boom, self.hits.append, self.dump_reentrant, "x", None]
+            call(acl.mdl.dump_reg_callback, callbacks[n % len(callbacks)], flag)
+        else:
+            call(acl.mdl.dump_unreg_callback)
+
+    @rule(which=st.integers(0, 5), tinynet=st.booleans(), finalize_first=st.booleans())
+    def dump_a_run(self, which, tinynet, finalize_first):
+        """A whole dump through a callback: init, init_dump, register, load, execute, then tear it down in
+        either order (a model keeps the settings it was loaded under)."""
+        call(acl.init)
+        call(acl.mdl.init_dump)
+        callbacks = [noop, boom, self.hits.append, self.dump_reentrant, len, self.hits.append]
+        call(acl.mdl.dump_reg_callback, callbacks[which], 0)
+        model = value_of(
+            acl.mdl.load_from_file, call(acl.mdl.load_from_file, self.files.tinynet if tinynet else self.files.tiny)
+        )
+        self.remember("model", model)
+        self.make_io((0, len(self.known["model"]) - 1))
+        if self.ios:
+            model_id, inputs, outputs = self.ios[-1]
+            call(acl.mdl.execute, model_id, inputs, outputs)
+        if finalize_first:
+            call(acl.mdl.finalize_dump)
+        call(acl.mdl.dump_unreg_callback)
+        call(acl.mdl.finalize_dump)
+
+    @staticmethod
+    def dump_reentrant(chunk: object) -> None:
+        """A dump callback that calls the dump API and the runtime from the dump thread."""
+        call(acl.rt.get_device)
+        ptr = value_of(acl.rt.malloc_host, call(acl.rt.malloc_host, 16))
+        if ptr:
+            call(acl.rt.free_host, ptr)
+        call(acl.mdl.dump_unreg_callback)
+        call(acl.mdl.finalize_dump)
+
+    # ----- acl.util -----
+
+    @rule(data=st.binary(max_size=64), which=st.sampled_from(["bytes", "array", "strided", "objects", "readonly"]))
+    def take_pointer(self, data, which):
+        if which == "bytes":
+            raw = own(data)
+            self.keep.append(raw)
+            self.remember("user", call(acl.util.bytes_to_ptr, raw))
+            return
+        array = {
+            "array": lambda: np.frombuffer(bytearray(data) or bytearray(1), np.uint8).copy(),
+            "strided": lambda: np.arange(64, dtype=np.float32)[::3],
+            "objects": lambda: np.array([object(), "x", None], dtype=object),
+            "readonly": lambda: np.frombuffer(fresh_bytes(32), np.uint8),
+        }[which]()
+        self.keep.append(array)
+        self.remember("user", call(acl.util.numpy_to_ptr, array))
+        result = call(acl.util.numpy_contiguous_to_ptr, array)
+        if isinstance(result, tuple):
+            self.keep.append(result[1])
+            self.remember("user", result[0])
+
+    @rule(ptr=SEL, offset=OFFSET, size=COUNT)
+    def ptr_to_bytes(self, ptr, offset, size):
+        call(acl.util.ptr_to_bytes, self.pick_ptr(ptr, offset), size)
+
+    @rule(ptr=SEL, shape=SHAPE, npy=NPY, touch=st.booleans())
+    def ptr_to_numpy(self, ptr, shape, npy, touch):
+        result = call(acl.util.ptr_to_numpy, self.pick_ptr(ptr), shape, npy)
+        if touch and isinstance(result, np.ndarray) and result.size:
+            with quiet_numpy():
+                result.tobytes()
+                if result.flags.writeable:
+                    result.ravel()[0] = result.ravel()[0]
+
+    @rule(fn=st.sampled_from(["noop", "boom", "len", "int", "not_callable"]), args=st.sampled_from([None, [], 5, "x"]))
+    def start_thread(self, fn, args):
+        target = {"noop": noop, "boom": boom, "len": len, "int": int, "not_callable": 5}[fn]
+        tid = value_of(acl.util.start_thread, call(acl.util.start_thread, target, args))
+        if tid:
+            self.util_tids.append(tid)
+
+    @rule(n=st.integers(0, 100))
+    def stop_thread(self, n):
+        choices = [*self.util_tids, FAKE_TID, threading.get_ident(), 0, -1, 2**64]
+        tid = choices[n % len(choices)]
+        if type(tid) is int and tid in self.reporters:
+            return  # joining a report thread nobody told to stop waits forever, by design
+        call(acl.util.stop_thread, tid)
+
+    # ----- anything -----
+
+    @rule(data=st.data())
+    def random_call(self, data):
+        name = data.draw(st.sampled_from(NAMES))
+        if name in ("acl.rt.process_report", "acl.util.stop_thread", "acl.rt.subscribe_report"):
+            return  # they have rules of their own that keep clear of waits forever by design
+        fn = ENTRY_POINTS[name]
+        chars = fn.acl_format.rstrip("*").replace("|", "")
+        args = []
+        for char in chars:
+            choice = data.draw(st.integers(0, 3))
+            if char in "kKI" and choice < 3:
+                args.append(self.pick(data.draw(st.sampled_from(KINDS)), data.draw(SEL)))
+            else:
+                args.append(data.draw(st.sampled_from(self.hostile + STRINGS + self.files.paths)))
+        call(fn, *guard(name, args))
+
+    def teardown(self) -> None:
+        for reporter in self.reporters.values():
+            reporter.stop.set()
+        for tid in list(self.reporters):
+            call(acl.util.stop_thread, tid)
+        self.reporters.clear()
+        state.reset(force=True)
+        for ptr in self.hosts:
+            acl.rt.free_host(ptr)
+        stop_util_threads()
+        for thread in threading.enumerate():
+            if thread.name.startswith(("acl-util-thread", "openacl-")) and thread.is_alive():
+                thread.join(5)
+                if thread.is_alive():
+                    raise violation(f"{thread.name} still runs after teardown")
+        health_check(model=False)
+
+
+def test_acl_call_sequences(files):
+    AclMachine.files = files
+    run_state_machine_as_test(AclMachine, settings=fuzz_settings(max_examples=100, stateful_step_count=60))
+
+
+# ----- GE -----
+
+F32 = np.float32
+
+
+def graph_add() -> ge.Graph:
+    g = ge.Graph("add")
+    x = g.data("x", index=0, shape=[2, 3], dtype="float32")
+    g.set_outputs([g.op("Add", [x, g.const("two", np.full((2, 3), 2, F32))], name="y")])
+    return g
+
+
+def graph_step() -> ge.Graph:
+    g = ge.Graph("step")
+    x = g.data("x", index=0, shape=[2, 3], dtype="float32")
+    w = g.variable("w", value=np.zeros((3, 2), F32))
+    y = g.op("MatMul", [x, w], name="y")
+    g.summary("loss[:Scalar]", g.op("ReduceSum", [y], name="loss", keepdims=0))
+    g.assign(w, g.op("Add", [w, g.const("one", F32(1))]))
+    g.set_outputs([y])
+    return g
+
+
+def graph_checkpoint() -> ge.Graph:
+    g = ge.Graph("ckpt")
+    g.save([g.variable("w")], name="save")
+    return g
+
+
+def graph_dynamic() -> ge.Graph:
+    g = ge.Graph("dyn")
+    x = g.data("x", index=0, shape=[None, 3], dtype="float32")
+    g.set_outputs([g.op("Relu", [x])])
+    return g
+
+
+def graph_broken() -> ge.Graph:
+    g = ge.Graph("broken")
+    g.set_outputs([g.op("Conv", [g.data("x", index=0, shape=[2, 3], dtype="float32")])])
+    return g
+
+
+def graph_no_value() -> ge.Graph:
+    g = ge.Graph("novalue")
+    g.set_outputs([g.op("Identity", [g.variable("nv")])])
+    return g
+
+
+def graph_other_dtype() -> ge.Graph:
+    g = ge.Graph("f64")
+    g.set_outputs([g.op("Identity", [g.variable("w", value=np.zeros((3, 2), np.float64))])])
+    return g
+
+
+def graph_custom() -> ge.Graph:
+    g = ge.Graph("custom")
+    g.set_outputs([g.op("Foo", [g.data("x", index=0, shape=[2, 3], dtype="float32")], domain="x.custom")])
+    return g
+
+
+def graph_summary_only() -> ge.Graph:
+    g = ge.Graph("summary")
+    g.summary("x[:Histogram]", g.data("x", index=0, shape=[2, 3], dtype="float32"))
+    return g
+
+
+GRAPHS = {
+    "add": graph_add,
+    "step": graph_step,
+    "ckpt": graph_checkpoint,
+    "dyn": graph_dynamic,
+    "broken": graph_broken,
+    "novalue": graph_no_value,
+    "f64": graph_other_dtype,
+    "custom": graph_custom,
+    "summary": graph_summary_only,
+    "empty": lambda: ge.Graph("empty"),
+    "onnx": lambda: ge.Graph.from_onnx(DEMO_MODEL),
+}
+GE_OPTIONS = [
+    None,
+    {},
+    {"ge.exec.deviceId": "0"},
+    {"ge.graphRunMode": "1"},
+    {"ge.graphRunMode": "0"},
+    {"ge.graphRunMode": "x"},
+    {"ge.graphRunMode": "-1"},
+    {"ge.graphRunMode": "9" * 5000},
+    {"ge.graphRunMode": math.nan},
+    {"": "x"},
+    {b"ge.graphRunMode": b"1\xff"},
+    {1: 2, None: object()},
+    {"\udcff": "\udcff"},
+    "ge.graphRunMode=1",
+    [("ge.graphRunMode", "1")],
+    5,
+]
+GRAPH_IDS = [0, 1, 1, 2, 2, 7, -1, 2**32 - 1, 2**32, 2**64, True, 1.0, "1", None]
+
+
+def ge_inputs() -> list:
+    x = np.ones((2, 3), F32)
+    return [
+        [x],
+        [x],
+        [],
+        [x, x],
+        [x.astype(np.float64)],
+        [np.full((2, 3), np.nan, F32)],
+        [np.full((2, 3), np.inf, F32)],
+        [x.T],
+        [np.ones((5, 3), F32)],
+        [np.zeros((0, 3), F32)],
+        [demo_input(1)],
+        [x.tolist()],
+        [[[1.0, 2.0], [3.0]]],
+        ["x"],
+        [None],
+        [object()],
+        (x,),
+        x,
+        "x",
+        5,
+        None,
+    ]
+
+
+VARIABLE_NAMES = [[], ["w"], ["w", "w"], ["nope"], [b"w"], [b"\xff"], [1], [["w"]], ["\udcff"], "w", None, 5, ("w",)]
+CALLBACK_KEYS = ["Summary", "Save", b"Summary", b"Save", "", "summary", "Other", None, 5, "\udcff", b"\xff"]
+
+
+class GeMachine(RuleBasedStateMachine):
+    """GE initialise/finalise, sessions, graphs, runs and callbacks in random orders with hostile arguments."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sessions: list[ge.Session] = []
+        self.graphs: list[ge.Graph] = []
+        self.inputs = ge_inputs()
+        self.done: list[int] = []
+
+    def session(self, n: int) -> ge.Session | None:
+        return self.sessions[n % len(self.sessions)] if self.sessions else None
+
+    @initialize()
+    def start(self) -> None:
+        """GE up, a train and a prediction session, graphs added, the Summary and Save callbacks registered."""
+        ge_call("ge.ge_initialize", ge.ge_initialize, {"ge.graphRunMode": "1"})
+        train = ge_call("ge.Session", ge.Session)
+        predict = ge_call("ge.Session", ge.Session, {"ge.graphRunMode": "0"})
+        self.sessions += [train, predict]
+        for gid, kind in ((1, "add"), (2, "step"), (3, "ckpt"), (7, "dyn")):
+            graph = GRAPHS[kind]()
+            self.graphs.append(graph)
+            ge_call("Session.add_graph", train.add_graph, gid, graph)
+            ge_call("Session.add_graph", predict.add_graph, gid, graph.copy())
+        ge_call("Session.register_callback_func", train.register_callback_func, "Summary", noop)
+        ge_call("Session.register_callback_func", train.register_callback_func, "Save", noop)
+
+    @rule(n=st.integers(0, 100), camel=st.booleans())
+    def initialize(self, n, camel):
+        options = GE_OPTIONS[n % len(GE_OPTIONS)] if n >= 30 else {"ge.graphRunMode": str(n % 2)}
+        fn, name = (ge.GEInitialize, "ge.GEInitialize") if camel else (ge.ge_initialize, "ge.ge_initialize")
+        ge_call(name, fn, options, well_typed=ge_well_typed(options=options))
+        ge_call("ge.is_initialized", ge.is_initialized)
+
+    @rule(camel=st.booleans())
+    def finalize(self, camel):
+        fn, name = (ge.GEFinalize, "ge.GEFinalize") if camel else (ge.ge_finalize, "ge.ge_finalize")
+        ge_call(name, fn)
+
+    @precondition(lambda self: len(self.sessions) < 6)
+    @rule(n=st.integers(0, 100))
+    def new_session(self, n):
+        options = GE_OPTIONS[n % len(GE_OPTIONS)] if n >= 40 else {"ge.graphRunMode": str(n % 2)}
+        session = ge_call("ge.Session", ge.Session, options, well_typed=ge_well_typed(options=options))
+        if isinstance(session, ge.Session):
+            self.sessions.append(session)
+
+    @rule(n=st.integers(0, 10))
+    def close(self, n):
+        session = self.session(n)
+        if session is not None:
+            ge_call("Session.close", session.close)
+
+    @rule(n=st.integers(0, 10), gid=st.sampled_from(GRAPH_IDS), kind=st.sampled_from([*GRAPHS, "again", "not a graph"]))
+    def add_graph(self, n, gid, kind):
+        session = self.session(n)
+        if session is None:
+            return
+        if kind == "again" and self.graphs:
+            graph = self.graphs[gid % len(self.graphs) if type(gid) is int else 0]
+        elif kind in GRAPHS:
+            graph = GRAPHS[kind]()
+            self.graphs.append(graph)
+        else:
+            graph = "not a graph"
+        well_typed = ge_well_typed(graph_id=gid) and isinstance(graph, ge.Graph)
+        ge_call("Session.add_graph", session.add_graph, gid, graph, None, well_typed=well_typed)
+
+    @rule(n=st.integers(0, 10), gid=st.sampled_from(GRAPH_IDS))
+    def remove_graph(self, n, gid):
+        session = self.session(n)
+        if session is not None:
+            ge_call("Session.remove_graph", session.remove_graph, gid, well_typed=ge_well_typed(graph_id=gid))
+
+    @rule(n=st.integers(0, 10), gid=st.sampled_from(GRAPH_IDS), i=st.integers(0, 100), how=st.integers(0, 3))
+    def run_graphs(self, n, gid, i, how):
+        session = self.session(n)
+        if session is None:
+            return
+        inputs = self.inputs[i % len(self.inputs)] if i >= 20 else self.inputs[0]
+        well_typed = ge_well_typed(graph_id=gid, inputs=inputs)
+        with quiet_numpy():
+            if how == 0:
+                ge_call("Session.build_graph", session.build_graph, gid, inputs, well_typed=well_typed)
+            elif how == 1:
+                ge_call("Session.run_graph", session.run_graph, gid, inputs, well_typed=well_typed)
+            else:
+                done = [self.on_done, boom, noop, self.closer(session), "not callable"][i % 5]
+                ge_call(
+                    "Session.run_graph_async",
+                    session.run_graph_async,
+                    gid,
+                    inputs,
+                    done,
+                    well_typed=well_typed and callable(done),
+                )
+
+    def on_done(self, code: object, outputs: object) -> None:
+        if type(code) is not int or code not in {int(c) for c in GeStatus} or not isinstance(outputs, list):
+            violation(f"run_graph_async done({code!r}, {type(outputs).__name__})")
+        self.done.append(code)
+
+    def closer(self, session: ge.Session):
+        return lambda code, outputs: session.close()
+
+    @rule(n=st.integers(0, 10), names=st.sampled_from(VARIABLE_NAMES))
+    def get_variables(self, n, names):
+        session = self.session(n)
+        if session is not None:
+            ge_call("Session.get_variables", session.get_variables, names, well_typed=ge_well_typed(names=names))
+
+    @rule(n=st.integers(0, 10), key=st.sampled_from(CALLBACK_KEYS), which=st.integers(0, 5))
+    def register(self, n, key, which):
+        session = self.session(n)
+        if session is None:
+            return
+
+        def reentrant(graph_id, params):
+            ge_call("Session.get_variables", session.get_variables, ["w"])
+            ge_call("Session.run_graph", session.run_graph, graph_id, [np.ones((2, 3), F32)])
+            return 1
+
+        callback = [noop, boom, reentrant, lambda g, p: p["nope"], None, 5][which]
+        ge_call("Session.register_callback_func", session.register_callback_func, key, callback)
+
+    @rule(n=st.integers(0, 10), gid=st.sampled_from(GRAPH_IDS))
+    def compiled_model(self, n, gid):
+        session = self.session(n)
+        if session is not None:
+            model = ge_call("Session.compiled_model", session.compiled_model, gid)
+            if model is not None and not isinstance(model, onnx.ModelProto):
+                raise violation(f"compiled_model returned {type(model).__name__}")
+
+    def teardown(self) -> None:
+        ge_call("ge.ge_finalize", ge.ge_finalize)
+        for session in self.sessions:
+            ge_call("Session.close", session.close)
+        for thread in threading.enumerate():
+            if thread.name.startswith("openacl-ge-") and thread.is_alive():
+                thread.join(5)
+                if thread.is_alive():
+                    raise violation(f"{thread.name} still runs after GEFinalize")
+
+
+def test_ge_call_sequences():
+    run_state_machine_as_test(GeMachine, settings=fuzz_settings(max_examples=120, stateful_step_count=50))
+
+
+BUILDERS = ("data", "const", "variable", "op", "summary", "assign", "save", "set_outputs", "node", "copy")
+NODE_NAMES = ["x", "y", "w", "v", "", None, 5, "a" * 1000, "\udcff", "n:0", "Add_1"]
+DIMS = [[2, 3], [None, 3], [-1], [], [2**40], [math.inf], [math.nan], ["a"], None, 5, [[1]], [-5], [1.5], [True]]
+DTYPES = ["float32", np.float64, "int8", "bool", "float16", "str", object, "nonsense", None, 5, "complex128", "V8"]
+VALUES = [1, 1.5, math.nan, [1.0, 2.0], [[1], [2, 3]], "s", None, 2**100, np.ones((2, 2), F32), b"x", 1j, object()]
+OP_TYPES = ["Add", "Relu", "MatMul", "Identity", "NoSuchOp", "Summary", "Assign", "", None, 5, "Conv", "Concat"]
+N_OUTPUTS = [1, 1, 2, 0, -1, "2", 1.5, 1024, None]
+ATTRS = [{}, {"axis": 0}, {"alpha": math.nan}, {"bad": object()}, {"keepdims": 2**70}, {"x": [1, "a"]}]
+
+
+@fuzz_settings(max_examples=150)
+@given(data=st.data())
+def test_ge_graph_builders(data):
+    """Random builder calls: only ValueError/TypeError (KeyError from ``node``); then the session only ever
+    answers with a status, whatever graph came out."""
+    graphs = [ge.Graph("g"), ge.Graph("other")]
+    tensors: list[object] = []
+    for _ in range(data.draw(st.integers(1, 25))):
+        what = data.draw(st.sampled_from(BUILDERS))
+        graph = graphs[0] if data.draw(st.integers(0, 5)) else graphs[1]
+
+        def any_input():
+            pool = [*tensors, *NODE_NAMES, "missing"]
+            return pool[data.draw(st.integers(0, len(pool) - 1))]
+
+        inputs = [any_input() for _ in range(data.draw(st.integers(0, 3)))]
+        name = data.draw(st.sampled_from(NODE_NAMES))
+        args: tuple
+        kwargs: dict = {}
+        if what == "data":
+            fn = graph.data
+            args, kwargs = (
+                (name,),
+                {
+                    "index": data.draw(st.sampled_from([0, 1, -1, True, 2**70, 1.5, "0", None])),
+                    "shape": data.draw(st.sampled_from(DIMS)),
+                    "dtype": data.draw(st.sampled_from(DTYPES)),
+                },
+            )
+        elif what == "const":
+            fn, args = graph.const, (name, data.draw(st.sampled_from(VALUES)))
+        elif what == "variable":
+            fn, args = graph.variable, (name, data.draw(st.sampled_from([None, *VALUES])))
+        elif what == "op":
+            fn = graph.op
+            args = (data.draw(st.sampled_from(OP_TYPES)), data.draw(st.sampled_from([inputs, "x", None, [5]])))
+            kwargs = {"n_outputs": data.draw(st.sampled_from(N_OUTPUTS)), **data.draw(st.sampled_from(ATTRS))}
+            if data.draw(st.booleans()):
+                kwargs["name"] = name
+        elif what == "summary":
+            fn, args = graph.summary, (name, any_input())
+        elif what == "assign":
+            fn, args = graph.assign, (any_input(), any_input())
+        elif what == "save":
+            fn, args = graph.save, (inputs,)
+        elif what == "set_outputs":
+            fn, args = graph.set_outputs, (data.draw(st.sampled_from([inputs, "x", None])),)
+        elif what == "node":
+            fn, args = graph.node, (name,)
+        else:
+            fn, args = graph.copy, ()
+        STATS.count(f"Graph.{what}")
+        try:
+            with quiet_numpy():
+                result = fn(*args, **kwargs)
+        except (ValueError, TypeError):
+            continue
+        except KeyError:
+            if what != "node":
+                raise
+            continue
+        except Exception as exc:
+            raise violation(f"Graph.{what}{args!r} {kwargs!r} raised {type(exc).__name__}: {exc}") from exc
+        if isinstance(result, ge.Tensor):
+            tensors.append(result)
+        elif isinstance(result, tuple):
+            tensors.extend(result)
+        elif isinstance(result, ge.Graph):
+            graphs.append(result)
+    assert ge_call("ge.ge_initialize", ge.ge_initialize, {"ge.graphRunMode": str(data.draw(st.integers(0, 1)))}) == 0
+    try:
+        session = ge_call("ge.Session", ge.Session)
+        for gid, graph in enumerate(graphs):
+            ge_call("Session.add_graph", session.add_graph, gid, graph)
+            ge_call("Session.build_graph", session.build_graph, gid)
+            specs = [n.attrs for n in graph.nodes if n.type == "Data"]
+            feeds = []
+            for spec in sorted(specs, key=lambda a: a["index"]):
+                shape = tuple(1 if d is None else d for d in spec["shape"])
+                if any(d < 0 for d in shape) or math.prod(shape) > 10_000:
+                    break
+                feeds.append(np.ones(shape, spec["dtype"]))
+            with quiet_numpy():
+                ge_call("Session.run_graph", session.run_graph, gid, feeds)
+                ge_call("Session.get_variables", session.get_variables, ["w", "v"])
+    finally:
+        ge_call("ge.ge_finalize", ge.ge_finalize)
+
+
+@pytest.mark.parametrize("index", range(8))
+def test_ge_graph_from_model_files(files, index):
+    """``Graph.from_onnx`` of each model file: a graph, or the file's own error (onnx.load's OSError or
+    protobuf DecodeError); a graph it gives only ever gets a status from the session."""
+    path = files.models[index]
+    STATS.count("Graph.from_onnx")
+    try:
+        graph = ge.Graph.from_onnx(path)
+    except (ValueError, TypeError, OSError):
+        return
+    except Exception as exc:
+        if type(exc).__module__.startswith("google.protobuf"):
+            return
+        raise
+    assert ge.ge_initialize() == 0
+    session = ge.Session()
+    ge_call("Session.add_graph", session.add_graph, 1, graph)
+    ge_call("Session.run_graph", session.run_graph, 1, [demo_input()])
+    ge.ge_finalize()
+
+
+EXIT_SCRIPT = """
+import threading, time
+import numpy as np
+import openacl
+openacl.install()
+import acl
+from openacl import ge
+from openacl.model.model import DEMO_MODEL
+
+assert acl.init() == 0 and acl.rt.set_device(0) == 0
+stream, _ = acl.rt.create_stream()
+stop = threading.Event()
+def serve(_):
+    while not stop.is_set():
+        acl.rt.process_report(5)
+tid, _ = acl.util.start_thread(serve, [])
+assert acl.rt.subscribe_report(tid, stream) == 0
+for block in (1, 0) * 20:
+    acl.rt.launch_callback(lambda _: time.sleep(0.01), None, block, stream)
+dev, _ = acl.rt.malloc(1 << 20, 0)
+host, _ = acl.rt.malloc_host(1 << 20)
+acl.rt.memcpy_async(dev, 1 << 20, host, 1 << 20, 1, stream)
+model, _ = acl.mdl.load_from_file(str(DEMO_MODEL))
+assert acl.mdl.init_dump() == 0 and acl.mdl.dump_reg_callback(lambda chunk: 0, 0) == 0
+assert ge.ge_initialize({"ge.graphRunMode": "1"}) == 0
+session = ge.Session()
+g = ge.Graph("g")
+g.set_outputs([g.op("Relu", [g.data("x", index=0, shape=[2], dtype="float32")])])
+session.add_graph(1, g)
+for _ in range(20):
+    session.run_graph_async(1, [np.ones(2, np.float32)], lambda code, outputs: time.sleep(0.01))
+print("leaving with everything open", flush=True)
+"""
+
+
+def test_exit_with_everything_still_open(tmp_path):
+    """A program that exits mid-flight (init not finalized, a report thread serving, callbacks and copies
+    queued, a dump set up, GE runs queued) exits promptly and cleanly."""
+    STATS.count("process exit")
+    done = subprocess.run([sys.executable, "-c", EXIT_SCRIPT], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "leaving with everything open" in done.stdout
+    assert "Traceback" not in done.stderr, done.stderr[-3000:]
+
+
+# ----- the budget -----
+
+FUZZ_TESTS = {
+    "test_every_entry_point_is_declared_and_has_plausible_arguments",
+    "test_hostile_argument_matrix",
+    "test_random_calls",
+    "test_acl_call_sequences",
+    "test_ge_call_sequences",
+    "test_ge_graph_builders",
+}
+
+
+def test_zz_at_least_20000_calls_reached_every_entry_point():
+    if not STATS.tests_done >= FUZZ_TESTS:
+        pytest.skip("only meaningful after the whole module ran")
+    assert STATS.total >= MIN_CALLS, STATS.total
+    missing = [name for name in [*ENTRY_POINTS, *GE_NAMES] if STATS.calls[name] == 0]
+    assert not missing, missing
+    rare = {name: STATS.calls[name] for name in ENTRY_POINTS if STATS.calls[name] < 20}
+    assert not rare, rare
+    print(f"\nfuzz: {STATS.total} calls, {len(ENTRY_POINTS)} acl entry points, {len(GE_NAMES)} GE functions")
