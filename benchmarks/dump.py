@@ -154,9 +154,9 @@ def main() -> int:
     acl.init()
     acl.rt.set_device(0)
     try:
-        small_path = save_model(build, work, 256, (8, 16), "tinynet256")
+        small_path = save_model(build, work, 320, (8, 16), "tinynet320")
         rng = np.random.default_rng(0)
-        small = Loaded(small_path, rng.standard_normal((1, 3, 256, 256)).astype(np.float32))
+        small = Loaded(small_path, rng.standard_normal((1, 3, 320, 320)).astype(np.float32))
         exec_ours, exec_base = bench_execute(small, 10 * n)
 
         big_path = save_model(build, work, 1024, (16, 32), "tinynet1024")

@@ -86,11 +86,11 @@ def session_options(optimize: bool = True):
     options.intra_op_num_threads = ort_threads()
     options.inter_op_num_threads = 1
     options.log_severity_level = 3
+    # Worker threads that spin after a run would take the cores the runtime needs right then (outputs to
+    # copy, callbacks, a dump to write); on small machines that costs more than waking them does.
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     if not optimize:
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-        # The observed session runs only to be dumped, and the dump's own work follows at once: worker
-        # threads that spin after the run would take the cores it needs.
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     return options
 
 
