@@ -283,11 +283,18 @@ class HeaderTemplate:
     message every time: :meth:`parts` sets ``dump_time`` and serializes. Thread-safe.
     """
 
-    def __init__(self, op_name: str, inputs: Sequence[np.ndarray], outputs: Sequence[np.ndarray]) -> None:
+    def __init__(
+        self,
+        op_name: str,
+        inputs: Sequence[np.ndarray],
+        outputs: Sequence[np.ndarray],
+        *,
+        original_shape: bool = True,
+    ) -> None:
         inputs = [_writable_layout(a) for a in inputs]
         outputs = [_writable_layout(a) for a in outputs]
         self.layout = layout_key(inputs, outputs)
-        self._message = _message(op_name, inputs, outputs, 0, True)
+        self._message = _message(op_name, inputs, outputs, 0, original_shape)
         self._lock = threading.Lock()
 
     def parts(
