@@ -143,9 +143,10 @@ def _dump(args: argparse.Namespace) -> int:
         return _fail("dump", f"no such file: {args.model}")
     try:
         inputs = _parse_inputs(args.input)
-        summary = dump_model(
-            args.model, args.output, inputs=inputs, mode=args.mode, stats=args.stats, layers=args.layer or ()
-        )
+        with _status(f"dumping {os.path.basename(args.model)}", args.quiet or args.json):
+            summary = dump_model(
+                args.model, args.output, inputs=inputs, mode=args.mode, stats=args.stats, layers=args.layer or ()
+            )
     except UsageError as exc:
         return _fail("dump", str(exc))
     except AclError as exc:
@@ -171,6 +172,18 @@ def _progress(disabled: bool):
         disable=disabled,
         transient=True,
     )
+
+
+def _status(text: str, disabled: bool):
+    """A spinner on stderr while something runs that may take a while (nothing when disabled or piped)."""
+    import contextlib
+
+    from rich.console import Console
+
+    console = Console(stderr=True)
+    if disabled or not console.is_terminal:
+        return contextlib.nullcontext()
+    return console.status(text)
 
 
 def _parse(args: argparse.Namespace) -> int:
