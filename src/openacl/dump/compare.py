@@ -453,15 +453,16 @@ def render(result: CompareResult, console, limit: int | None = 50) -> None:
         first = next((i for i, row in enumerate(rows) if row == result.first_divergence), None)
     start, stop = _window(len(rows), first, limit)
     table = Table(title="dump comparison: A (under test) vs B (golden)", title_justify="left")
-    table.add_column("#", justify="right")
-    table.add_column("Operator")
-    table.add_column("Tensor")
-    table.add_column("Shape")
-    table.add_column("DataType")
-    table.add_column("MaxAbsError", justify="right")
-    table.add_column("MaxRelError", justify="right")
-    table.add_column("Cosine", justify="right")
-    table.add_column("Note")
+    # Numbers never wrap; names fold onto more lines in a narrow terminal rather than being cut off.
+    table.add_column("#", justify="right", no_wrap=True)
+    table.add_column("Operator", overflow="fold", ratio=3)
+    table.add_column("Tensor", no_wrap=True)
+    table.add_column("Shape", overflow="fold", ratio=1)
+    table.add_column("DataType", overflow="fold")
+    table.add_column("MaxAbsError", justify="right", no_wrap=True)
+    table.add_column("MaxRelError", justify="right", no_wrap=True)
+    table.add_column("Cosine", justify="right", no_wrap=True)
+    table.add_column("Note", overflow="fold")
     for index in range(start, stop):
         row = rows[index]
         if index == first:
