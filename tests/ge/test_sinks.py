@@ -215,3 +215,19 @@ def test_checkpoints_commit_in_order_off_the_callers_thread(tmp_path, monkeypatc
 def test_keep_must_be_positive(tmp_path):
     with pytest.raises(ValueError, match="keep must be an int >= 1"):
         ge.SafetensorsCheckpointWriter(tmp_path, keep=0)
+
+
+def test_temporaries_of_a_killed_writer_are_removed_and_a_live_ones_kept(tmp_path):
+    import subprocess
+    import sys
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead_pid = int(dead.stdout)
+    stale = tmp_path / f".1-3.safetensors.{dead_pid}.0badf00d.tmp"
+    live = tmp_path / f".1-4.safetensors.{os.getppid()}.0badf00d.tmp"
+    other = tmp_path / ".notes.tmp"
+    for path in (stale, live, other):
+        path.write_bytes(b"partial")
+    ge.SafetensorsCheckpointWriter(tmp_path)
+    assert not stale.exists()
+    assert live.exists() and other.exists()

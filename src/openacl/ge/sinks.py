@@ -186,6 +186,7 @@ class SafetensorsCheckpointWriter:
         self.directory.mkdir(parents=True, exist_ok=True)
         self.keep = keep
         self.background = background
+        self._remove_stale_temporaries()
         self._next: dict[int, int] = {}
         self._lock = threading.Lock()
         self._committer = _Committer("openacl-ge-checkpoint")
@@ -265,6 +266,18 @@ class SafetensorsCheckpointWriter:
         self._prune(graph_id)
         return True
 
+    def _remove_stale_temporaries(self) -> None:
+        """Temporary files of writers that were killed mid-checkpoint (their process is gone) are removed."""
+        for path in self.directory.iterdir():
+            match = _TEMPORARY.match(path.name)
+            if match is None or int(match[1]) == os.getpid() or _process_alive(int(match[1])):
+                continue
+            try:
+                path.unlink()
+                log.info("removed %s, left by a writer that did not finish", path)
+            except OSError as exc:
+                log.warning("stale temporary checkpoint %s not removed: %s", path, exc)
+
     def _prune(self, graph_id: int) -> None:
         for old in self.checkpoints(graph_id)[: -self.keep]:
             try:
@@ -311,6 +324,19 @@ class _Committer:
             with self._cond:
                 self._done += 1
                 self._cond.notify_all()
+
+
+_TEMPORARY = re.compile(r"^\.\d+-\d+\.safetensors\.(\d+)\.[0-9a-f]+\.tmp$")
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # it exists but is not ours to signal
+        return True
+    return True
 
 
 _CHECKPOINT = re.compile(r"^\d+-(\d+)\.safetensors$")
