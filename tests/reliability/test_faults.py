@@ -30,6 +30,7 @@ from openacl.errors import AclCode
 from openacl.runtime import report
 from tests.acl.test_callbacks import Held, ReportThread
 from tests.model_io import ModelIO, demo_input, reference
+from tests.reliability.reporters import BlockedReporter
 
 NO_BLOCK, BLOCK = 0, 1
 SUCCESS = 0
@@ -539,31 +540,6 @@ def test_disk_filling_up_mid_file_injected_under_the_writer(inited, stream, tmp_
 
 
 # ----- finalize, reset_device, destroy_stream, unsubscribe_report with work and callbacks pending -----
-
-
-class BlockedReporter:
-    """A report thread that sleeps in process_report(-1) between callbacks and ends when it is unsubscribed
-    (process_report then answers 107012), as a program that never polls would."""
-
-    def __init__(self, context: int | None = None) -> None:
-        self.go = threading.Event()
-        self.codes: list[int] = []
-
-        def loop(_):
-            if context is not None:
-                acl.rt.set_context(context)
-            self.go.wait(10)
-            while True:
-                code = acl.rt.process_report(-1)
-                self.codes.append(code)
-                if code != SUCCESS:
-                    return
-
-        self.tid, ret = acl.util.start_thread(loop, [])
-        assert ret == SUCCESS
-
-    def stop(self) -> None:
-        assert acl.util.stop_thread(self.tid) == SUCCESS
 
 
 def in_thread(fn, *args) -> tuple[threading.Thread, list]:

@@ -50,6 +50,7 @@ from openacl.runtime import memory as _memory
 from openacl.runtime import report, state
 from openacl.runtime import stream as _stream
 from openacl.runtime import threads as _threads
+from tests.ge.test_session import step_graph
 from tests.model_io import ModelIO, demo_input, reference
 from tests.reliability.fuzz_calls import (
     BIG_INTS,
@@ -1339,17 +1340,6 @@ def graph_add() -> ge.Graph:
     return g
 
 
-def graph_step() -> ge.Graph:
-    g = ge.Graph("step")
-    x = g.data("x", index=0, shape=[2, 3], dtype="float32")
-    w = g.variable("w", value=np.zeros((3, 2), F32))
-    y = g.op("MatMul", [x, w], name="y")
-    g.summary("loss[:Scalar]", g.op("ReduceSum", [y], name="loss", keepdims=0))
-    g.assign(w, g.op("Add", [w, g.const("one", F32(1))]))
-    g.set_outputs([y])
-    return g
-
-
 def graph_checkpoint() -> ge.Graph:
     g = ge.Graph("ckpt")
     g.save([g.variable("w")], name="save")
@@ -1395,7 +1385,7 @@ def graph_summary_only() -> ge.Graph:
 
 GRAPHS = {
     "add": graph_add,
-    "step": graph_step,
+    "step": step_graph,
     "ckpt": graph_checkpoint,
     "dyn": graph_dynamic,
     "broken": graph_broken,

@@ -17,6 +17,7 @@ import acl
 from openacl.errors import AclCode
 from openacl.runtime import report
 from tests.model_io import ModelIO, demo_input, reference
+from tests.reliability.reporters import BlockedReporter
 
 NO_BLOCK, BLOCK = 0, 1
 SUCCESS = 0
@@ -26,28 +27,10 @@ RT_INTERNAL_ERROR = AclCode.ACL_ERROR_RT_INTERNAL_ERROR  # 507000: more than MAX
 STREAMS = 2048
 
 
-class Server:
-    """A report thread that waits for ``go``, then sleeps in process_report(-1) until it is unsubscribed."""
-
-    def __init__(self, go: threading.Event) -> None:
-        self.codes: list[int] = []
-
-        def loop(_):
-            go.wait(60)
-            while True:
-                code = acl.rt.process_report(-1)
-                self.codes.append(code)
-                if code != SUCCESS:
-                    return
-
-        self.tid, ret = acl.util.start_thread(loop, [])
-        assert ret == SUCCESS
-
-
 def test_1024_real_report_threads_serve_their_streams_and_the_1025th_is_rejected(ctx):
     assert report.MAX_THREADS == 1024
     go = threading.Event()
-    servers = [Server(go) for _ in range(report.MAX_THREADS + 1)]
+    servers = [BlockedReporter(go=go) for _ in range(report.MAX_THREADS + 1)]
     streams = [acl.rt.create_stream()[0] for _ in range(report.MAX_THREADS + 1)]
     try:
         codes = [acl.rt.subscribe_report(srv.tid, s) for srv, s in zip(servers, streams, strict=True)]
@@ -91,7 +74,7 @@ def test_2048_streams_with_work_on_one_device_all_complete(ctx):
     waits for (chains of 8 streams); every 32nd stream also runs the model. One synchronize_device
     later everything is done and right, on a bounded pool of engine threads."""
     go = threading.Event()
-    servers = [Server(go) for _ in range(8)]
+    servers = [BlockedReporter(go=go) for _ in range(8)]
     streams = [acl.rt.create_stream()[0] for _ in range(STREAMS)]
     for i, s in enumerate(streams):
         assert acl.rt.subscribe_report(servers[i % len(servers)].tid, s) == SUCCESS
