@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 import time
@@ -10,6 +11,14 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 Row = tuple[str, str, str, float, str]  # figure, openacl, baseline, ratio, target
+
+
+def argument_parser(description: str | None, quick: str = "fewer iterations (a smoke run)") -> argparse.ArgumentParser:
+    """``--quick`` and ``--json``, which every benchmark takes (``openacl bench`` passes them)."""
+    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help=quick)
+    parser.add_argument("--json", action="store_true", help="print the rows as JSON")
+    return parser
 
 
 def interleaved(rounds: int, ours: Callable[[], float], baseline: Callable[[], float], pick=min) -> tuple[float, float]:

@@ -12,14 +12,13 @@ Usage: python benchmarks/callbacks.py [--quick] [--json]
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import sys
 import threading
 import time
 from queue import SimpleQueue
 
-from _common import interleaved, print_rows
+from _common import argument_parser, interleaved, print_rows
 
 import openacl
 from openacl import trace
@@ -172,10 +171,7 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="fewer iterations (a smoke run)")
-    parser.add_argument("--json", action="store_true", help="print the rows as JSON")
-    args = parser.parse_args()
+    args = argument_parser(__doc__).parse_args()
     scale = 10 if args.quick else 1
     setup = Setup()
     try:

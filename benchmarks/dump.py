@@ -16,7 +16,6 @@ Usage: python benchmarks/dump.py [--quick] [--json]
 
 from __future__ import annotations
 
-import argparse
 import os
 import shutil
 import statistics
@@ -27,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 import onnx
-from _common import import_model_builder, interleaved, per_call, print_rows
+from _common import argument_parser, import_model_builder, interleaved, per_call, print_rows
 
 import openacl
 from openacl.dump import manager
@@ -40,6 +39,16 @@ import acl  # noqa: E402
 H2D = 1
 
 
+def _dataset(sizes: list[int]) -> tuple[list[int], int]:
+    """Device buffers of these sizes in a new dataset: (their addresses, the dataset)."""
+    dataset, ptrs = acl.mdl.create_dataset(), []
+    for size in sizes:
+        ptr, _ = acl.rt.malloc(size, 0)
+        acl.mdl.add_dataset_buffer(dataset, acl.create_data_buffer(ptr, size))
+        ptrs.append(ptr)
+    return ptrs, dataset
+
+
 class Loaded:
     """A model loaded through acl.mdl with device buffers for its input and outputs."""
 
@@ -48,16 +57,11 @@ class Loaded:
         assert ret == 0, ret
         self.model = model_mod.get(self.model_id)
         self.x = x
-        self.datasets = []
-        for sizes in ([x.nbytes], [d.size for d in self.model.outputs]):
-            dataset = acl.mdl.create_dataset()
-            for size in sizes:
-                ptr, _ = acl.rt.malloc(size, 0)
-                acl.mdl.add_dataset_buffer(dataset, acl.create_data_buffer(ptr, size))
-                if size == x.nbytes and sizes == [x.nbytes]:
-                    self._host = x.tobytes()
-                    acl.rt.memcpy(ptr, size, acl.util.bytes_to_ptr(self._host), size, H2D)
-            self.datasets.append(dataset)
+        (input_ptr,), inputs = _dataset([x.nbytes])
+        _, outputs = _dataset([d.size for d in self.model.outputs])
+        self._host = x.tobytes()
+        acl.rt.memcpy(input_ptr, x.nbytes, acl.util.bytes_to_ptr(self._host), x.nbytes, H2D)
+        self.datasets = [inputs, outputs]
 
     def execute(self) -> None:
         assert acl.mdl.execute(self.model_id, *self.datasets) == 0
@@ -144,10 +148,7 @@ def bench_callback(small: Loaded, n: int, rounds: int) -> tuple[float, float, in
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="fewer iterations (a smoke run)")
-    parser.add_argument("--json", action="store_true", help="print the rows as JSON")
-    args = parser.parse_args()
+    args = argument_parser(__doc__).parse_args()
     n, rounds = (20, 3) if args.quick else (200, 7)
     build = import_model_builder()
     work = Path(tempfile.mkdtemp(prefix="openacl-bench-dump-"))

@@ -20,7 +20,6 @@ Usage: python benchmarks/ge.py [--quick] [--json]
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import os
 import shutil
@@ -31,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 import onnxruntime as ort
-from _common import interleaved, per_call, print_rows
+from _common import argument_parser, interleaved, per_call, print_rows
 from safetensors.numpy import save_file
 from tensorboardX import SummaryWriter
 
@@ -153,10 +152,7 @@ def by_hand(tensors: dict[str, np.ndarray], directory: Path) -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="fewer iterations (a smoke run)")
-    parser.add_argument("--json", action="store_true", help="print the rows as JSON")
-    args = parser.parse_args()
+    args = argument_parser(__doc__).parse_args()
     scale = 5 if args.quick else 1
     rounds = 3 if args.quick else 9
 

@@ -14,7 +14,6 @@ Usage: python benchmarks/soak.py [--quick] [--json] [--callbacks N] [--dumps N]
 
 from __future__ import annotations
 
-import argparse
 import gc
 import json
 import shutil
@@ -24,7 +23,7 @@ import threading
 import time
 from pathlib import Path
 
-from _common import ROOT, print_rows
+from _common import ROOT, argument_parser, print_rows
 
 import openacl
 from openacl.runtime import memory
@@ -208,9 +207,7 @@ def io_ops(io: ModelIO) -> list:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="200,000 callbacks and 100 dumps (a smoke run)")
-    parser.add_argument("--json", action="store_true", help="print the rows as JSON")
+    parser = argument_parser(__doc__, quick="200,000 callbacks and 100 dumps (a smoke run)")
     parser.add_argument("--callbacks", type=int, help="callbacks to run (default 5,000,000)")
     parser.add_argument("--dumps", type=int, help="dumped executions (default 2,000)")
     args = parser.parse_args()

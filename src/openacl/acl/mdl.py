@@ -12,7 +12,6 @@ from openacl.model import dataset as _dataset
 from openacl.model import desc as _desc
 from openacl.model import execute as _execute
 from openacl.model import model as _model
-from openacl.runtime import memory as _memory
 from openacl.runtime import stream as _stream
 
 __all__ = [
@@ -65,17 +64,12 @@ def load_from_file(model_path):
 
 @api("kk", VALUE)
 def load_from_mem(model, model_size):
-    if model_size == 0:
-        return _model.load_bytes(b"", "model", "memory").id
-    return _model.load_from_memory(_memory.read_bytes(model, model_size)).id
+    return _model.load_from_memory(model, model_size).id
 
 
 @api("skkkk", VALUE)
 def load_from_file_with_mem(model_path, work_ptr, work_size, weight_ptr, weight_size):
-    work_need, weight_need = _model.query_size(model_path)
-    _memory.check_workspace(work_ptr, work_size, work_need, "work")
-    _memory.check_workspace(weight_ptr, weight_size, weight_need, "weight")
-    return _model.load_from_file(model_path).id
+    return _model.load_from_file_with_mem(model_path, work_ptr, work_size, weight_ptr, weight_size).id
 
 
 @api("I")

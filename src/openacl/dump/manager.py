@@ -102,8 +102,6 @@ def set_dump(path: str | None) -> None:
     with _lock:
         if not _dump_initialized:
             raise AclError(AclCode.ACL_ERROR_DUMP_NOT_RUN, "finalize_dump ran while set_dump was reading")
-        if _set_dump is not None and _set_dump is not _default:
-            _set_dump.plans.clear()
         _set_dump = DumpSession(config, "set_dump")
     log.info("dump configuration %s applies to models loaded from now on", path)
 
@@ -149,10 +147,6 @@ def settings_for_new_model() -> DumpSession | None:
         if _dump_initialized:
             return _set_dump or _default
         return _from_init or _from_env
-
-
-def flush() -> None:
-    writer.flush()
 
 
 def reset() -> None:

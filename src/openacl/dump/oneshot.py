@@ -87,8 +87,7 @@ def dump_model(
         raise AclError(AclCode.ACL_ERROR_WRITE_FILE, f"cannot create {out}: {exc.strerror or exc}") from None
     if not os.access(out, os.W_OK):
         raise AclError(AclCode.ACL_ERROR_WRITE_FILE, f"{out} is not writable")
-    path = str(model_path)
-    model = _model.load_bytes(_model.read_model_file(path), _model.model_name_of_path(path), path)
+    model = _model.load_from_file(str(model_path))
     try:
         entry: dict = {"model_name": model.name}
         if layers:

@@ -236,9 +236,6 @@ class DumpWriter:
     def on_dump_thread(self) -> bool:
         return threading.current_thread() is self._thread
 
-    def submit(self, file: DumpFile) -> None:
-        self.submit_many([file])
-
     def submit_many(self, files: Sequence[DumpFile]) -> None:
         """Queue files in order; blocks while the queue holds more than the memory budget."""
         budget = buffer_budget()

@@ -11,6 +11,7 @@ logs a failure, so a full disk never stops training.
 
 from __future__ import annotations
 
+import collections
 import os
 import re
 import threading
@@ -292,7 +293,7 @@ class _Committer:
     def __init__(self, name: str) -> None:
         self._name = name
         self._cond = threading.Condition()
-        self._jobs: list[Callable[[], object]] = []
+        self._jobs: collections.deque[Callable[[], object]] = collections.deque()
         self._submitted = self._done = 0
         self._running = False
 
@@ -316,7 +317,7 @@ class _Committer:
                 if not self._jobs:
                     self._running = False  # Invariant: no jobs queued and no thread running go together
                     return
-                job = self._jobs.pop(0)
+                job = self._jobs.popleft()
             try:
                 job()
             except Exception:

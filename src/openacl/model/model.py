@@ -27,6 +27,7 @@ import numpy as np
 from openacl.dtypes import AclFormat, acl_from_numpy, numpy_from_onnx
 from openacl.errors import AclCode, AclError
 from openacl.log import get_logger
+from openacl.runtime import memory
 
 log = get_logger("model")
 
@@ -97,7 +98,7 @@ def session_options(optimize: bool = True):
 class Model:
     """A loaded ONNX model. ``run`` is thread-safe (onnxruntime sessions are)."""
 
-    def __init__(self, model_id: int, name: str, data: bytes, source: str) -> None:
+    def __init__(self, model_id: int, name: str | None, data: bytes, source: str) -> None:
         import onnx
         import onnxruntime as ort
 
@@ -109,7 +110,7 @@ class Model:
             raise AclError(AclCode.ACL_ERROR_PARSE_MODEL, f"{source}: not an ONNX model (no graph)")
         initializers = {init.name for init in proto.graph.initializer}
         self.id = model_id
-        self.name = name
+        self.name = name or proto.graph.name or "model"  # no file name: the ONNX graph's name
         self.source = source
         self.proto = proto
         self.inputs = tuple(_describe(vi) for vi in proto.graph.input if vi.name not in initializers)
@@ -158,9 +159,6 @@ class Model:
                 self._observed = ObservedModel(self)
             return self._observed
 
-    def weight_bytes(self) -> int:
-        return sum(_tensor_bytes(init) for init in self.proto.graph.initializer)
-
 
 def _tensor_bytes(tensor) -> int:
     try:
@@ -196,7 +194,8 @@ def model_name_of_path(path: str) -> str:
     return Path(path).stem
 
 
-def load_bytes(data: bytes, name: str, source: str) -> Model:
+def load_bytes(data: bytes, name: str | None, source: str) -> Model:
+    """Load ONNX bytes; ``name`` (what dumps call the model) defaults to the ONNX graph's name."""
     if not data:
         raise AclError(AclCode.ACL_ERROR_MODEL_SIZE_INVALID, f"{source}: model size is 0")
     with _lock:
@@ -215,15 +214,17 @@ def load_from_file(path: str) -> Model:
     return load_bytes(read_model_file(path), model_name_of_path(path), path)
 
 
-def load_from_memory(data: bytes) -> Model:
-    """``load_from_mem``: the dump name is the ONNX graph's name (there is no file name)."""
-    import onnx
+def load_from_memory(addr: int, size: int) -> Model:
+    """``load_from_mem``: the model's bytes at a checked address; dumps name it after its ONNX graph."""
+    return load_bytes(memory.read_bytes(addr, size) if size else b"", None, "memory")
 
-    try:
-        graph_name = onnx.load_model_from_string(data).graph.name
-    except Exception:
-        graph_name = ""
-    return load_bytes(data, graph_name or "model", "memory")
+
+def load_from_file_with_mem(path: str, work_ptr: int, work_size: int, weight_ptr: int, weight_size: int) -> Model:
+    """``load_from_file_with_mem``: the lent work and weight memory must hold what ``query_size`` says."""
+    work_need, weight_need = query_size(path)
+    memory.check_workspace(work_ptr, work_size, work_need, "work")
+    memory.check_workspace(weight_ptr, weight_size, weight_need, "weight")
+    return load_from_file(path)
 
 
 def get(model_id: int) -> Model:

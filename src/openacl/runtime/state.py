@@ -7,6 +7,10 @@ are kept; the ``"dump"`` section is kept for the dump configuration.
 
 Runtime calls (devices, streams, memory) do not require ``acl.init``, as in CANN's runtime; ``finalize``
 resets every device still open, after its queued work has finished.
+
+The one place the runtime reaches sideways into its sibling rooms (``dump``, ``model``), lazily: ``acl.init``
+owns the configuration, so it hands the ``"dump"`` section to the dump manager (a bad one fails ``init``), and
+``finalize`` delivers every dump file and unloads the models after the devices have drained.
 """
 
 from __future__ import annotations
