@@ -84,17 +84,38 @@ _CONVERTERS: dict[str, Callable[[object], object]] = {
 }
 
 
+# Formats whose converter returns a plain ``int`` argument unchanged when it lies in this range.
+_PLAIN_RANGES: dict[str, tuple[int, int]] = {
+    "k": (0, _U64),
+    "K": (0, _U64),
+    "I": (0, _U32),
+    "i": (-(1 << 31), (1 << 31) - 1),
+}
+
+
 def parser(fmt: str, qualname: str) -> Callable[[tuple, dict], list]:
     """Build the argument parser for a ``PyArg_ParseTuple`` format; ``*`` at the end ignores extra args."""
     ignore_extra = fmt.endswith("*")
     fmt = fmt.rstrip("*")
     required = fmt.index("|") if "|" in fmt else len(fmt)
-    converters = [_CONVERTERS[c] for c in fmt.replace("|", "")]
+    codes = fmt.replace("|", "")
+    converters = [_CONVERTERS[c] for c in codes]
     most = len(converters)
     message = f"{qualname} args parse failed"
+    # The common call passes every argument as a plain int in range, which every converter leaves as it is:
+    # checking just that keeps the hot calls (launch_callback, memcpy_async ...) cheap.
+    plain_ints = tuple((i, *_PLAIN_RANGES[c]) for i, c in enumerate(codes) if c in _PLAIN_RANGES)
+    fast = all(c in _PLAIN_RANGES or c == "O" for c in codes)
 
-    def parse(args: tuple, kwargs: dict) -> list:
+    def parse(args: tuple, kwargs: dict) -> tuple | list:
         n = len(args)
+        if fast and n == most and not kwargs:
+            for i, low, high in plain_ints:
+                value = args[i]
+                if type(value) is not int or not low <= value <= high:
+                    break
+            else:
+                return args
         if kwargs or n < required or (n > most and not ignore_extra):
             raise ArgumentTypeError(message)
         try:
