@@ -4,6 +4,8 @@
     vs a two-thread SimpleQueue ping-pong.                                          target ratio <= 1.5
 (b) NO_BLOCK callback throughput (launch N, one report thread runs them, synchronize)
     vs a SimpleQueue producer/consumer that calls the same function.                target ratio <= 2.0
+(b0) the same figure for the least any pure-Python launch_callback and report thread can do (argument
+    checks, a lock shared by the two threads): the bound on (b) for a runtime written in Python.
 (c) latency from the stream reaching a callback task to the callback starting, with the report thread
     idle in process_report, vs SimpleQueue put -> blocked get wake-up.             target p50 <= 20 µs
 
@@ -16,6 +18,7 @@ import statistics
 import sys
 import threading
 import time
+from collections import deque
 from queue import SimpleQueue
 
 from _common import argument_parser, interleaved, print_rows
@@ -131,6 +134,57 @@ def queue_throughput(n: int) -> float:
     return rate
 
 
+def python_floor_throughput(n: int) -> float:
+    """The least a pure-Python launch_callback and report thread can do, with none of openacl's rules.
+
+    ``launch`` checks its arguments, takes a lock shared with the report thread, appends and wakes it; the
+    report thread takes each callback under the lock (so that one could still be dropped before it starts)
+    and calls it. Its ratio to the SimpleQueue baseline bounds what any Python implementation of (b) can reach.
+    """
+    lock = threading.Lock()
+    pending: deque = deque()
+    wake: SimpleQueue = SimpleQueue()
+    done = threading.Event()
+
+    def launch(fn, user_data, block_type, stream) -> int:
+        if not callable(fn) or type(block_type) is not int or type(stream) is not int:
+            raise TypeError("args parse failed")
+        lock.acquire()
+        try:
+            pending.append((fn, user_data))
+            if len(pending) == 1:
+                wake.put(None)
+        finally:
+            lock.release()
+        return 0
+
+    def report() -> None:
+        ran = 0
+        while ran < n:
+            wake.get()
+            while True:
+                lock.acquire()
+                try:
+                    if not pending:
+                        break
+                    fn, user_data = pending.popleft()
+                finally:
+                    lock.release()
+                fn(user_data)
+                ran += 1
+        done.set()
+
+    thread = threading.Thread(target=report)
+    thread.start()
+    start = time.perf_counter()
+    for i in range(n):
+        launch(_noop, i, NO_BLOCK, 1)
+    done.wait()
+    rate = n / (time.perf_counter() - start)
+    thread.join()
+    return rate
+
+
 # ----- (c) latency -----
 
 
@@ -184,6 +238,12 @@ def main() -> int:
             lambda: queue_throughput(100_000 // scale),
             pick=max,
         )
+        floor, floor_base = interleaved(
+            3,
+            lambda: python_floor_throughput(100_000 // scale),
+            lambda: queue_throughput(100_000 // scale),
+            pick=max,
+        )
         lat_ours = callback_latency(setup, 3000 // scale)
         lat_base = queue_latency(3000 // scale)
     finally:
@@ -198,6 +258,7 @@ def main() -> int:
             "<= 1.5",
         ),
         ("(b) NO_BLOCK callbacks per second", f"{tp_ours:,.0f}", f"{tp_base:,.0f}", tp_base / tp_ours, "<= 2.0"),
+        ("(b0) pure-Python floor of (b)", f"{floor:,.0f}", f"{floor_base:,.0f}", floor_base / floor, ""),
         (
             "(c) reached -> started p50",
             f"{percentile(lat_ours, 0.5):.1f} µs",

@@ -6,6 +6,8 @@ import logging
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import acl
 from openacl.acl import _args
@@ -222,3 +224,28 @@ def test_parser_is_reusable_and_strict_about_counts():
     for bad in ((), (1, 2, 3, 4)):
         with pytest.raises(TypeError, match=r"^acl\.x\.y args parse failed$"):
             parse(bad, {})
+
+
+_EDGES = [edge + step for edge in (0, 1 << 31, -(1 << 31), 1 << 32, 1 << 64) for step in (-1, 0, 1)]
+
+
+@given(
+    st.lists(
+        st.one_of(st.integers(-(1 << 66), 1 << 66), st.sampled_from(_EDGES), st.booleans()), min_size=4, max_size=4
+    )
+)
+def test_plain_int_fast_path_agrees_with_the_converters(values):
+    """The parser returns plain in-range ints untouched; that must equal what the full conversion gives."""
+    fmt = "kIiO"
+    try:
+        expected = [_args._CONVERTERS[code](value) for code, value in zip(fmt, values, strict=True)]
+    except (TypeError, ValueError, OverflowError):
+        expected = None
+    parse = _args.parser(fmt, "acl.test.f")
+    if expected is None:
+        with pytest.raises(TypeError, match=r"^acl\.test\.f args parse failed$"):
+            parse(tuple(values), {})
+    else:
+        parsed = list(parse(tuple(values), {}))
+        assert parsed == expected
+        assert [type(v) for v in parsed] == [type(v) for v in expected]

@@ -357,13 +357,6 @@ class Stream:
 
     # ----- callbacks (report threads, LOCK held) -----
 
-    def callback_started_locked(self, task: Task) -> bool:
-        """A report thread is about to run ``task``; False if it was dropped meanwhile."""
-        if task.state is not TaskState.POSTED:
-            return False
-        task.state = TaskState.RUNNING
-        return True
-
     def callback_finished_locked(self, task: Task) -> None:
         task.finish_locked(TaskState.DONE)
         if task.blocking:
