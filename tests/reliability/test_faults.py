@@ -28,6 +28,7 @@ from openacl.dump import format as dump_format
 from openacl.dump import sink
 from openacl.errors import AclCode
 from openacl.runtime import report
+from openacl.runtime import stream as rt_stream
 from tests.acl.test_callbacks import Held, ReportThread
 from tests.model_io import ModelIO, demo_input, reference
 from tests.reliability.reporters import BlockedReporter
@@ -375,6 +376,99 @@ def test_regression_waits_that_do_not_depend_on_the_callback_still_succeed(ctx, 
     acl.rt.unsubscribe_report(reporter.tid, s)
     acl.rt.unsubscribe_report(other_reporter.tid, gate_stream)
     other_reporter.close()
+
+
+@pytest.mark.parametrize("threads", [2, 3])
+def test_report_threads_whose_callbacks_wait_in_a_circle_get_200001_not_a_deadlock(ctx, acl_log, threads):
+    """Callback i, on report thread i, synchronizes the stream of callback i+1 (the last one the first's):
+    without the cross-thread wait graph every one of them waits forever. The wait that would close the
+    circle is refused; the others then complete, in turn."""
+    reporters = [ReportThread(ctx) for _ in range(threads)]
+    streams = [acl.rt.create_stream()[0] for _ in range(threads)]
+    for thread, s in zip(reporters, streams, strict=True):
+        assert acl.rt.subscribe_report(thread.tid, s) == SUCCESS
+    all_running = threading.Barrier(threads, timeout=5)
+    codes: dict[int, int] = {}
+
+    def waits_for(index: int):
+        def callback(_):
+            all_running.wait()
+            codes[index] = acl.rt.synchronize_stream_with_timeout(streams[(index + 1) % threads], 10_000)
+
+        return callback
+
+    for index, s in enumerate(streams):
+        assert acl.rt.launch_callback(waits_for(index), None, BLOCK, s) == SUCCESS
+    for s in streams:
+        assert acl.rt.synchronize_stream_with_timeout(s, 20_000) == SUCCESS
+    assert sorted(codes.values()) == [SUCCESS] * (threads - 1) + [API_NOT_SUPPORT]
+    assert messages(acl_log, "waiting inside that callback would deadlock")
+    for thread, s in zip(reporters, streams, strict=True):
+        acl.rt.unsubscribe_report(thread.tid, s)
+        thread.close()
+
+
+def test_callback_waiting_for_an_event_behind_a_callback_that_waits_for_it_gets_200001(ctx):
+    """The circle through an event: callback A waits for an event recorded behind BLOCK callback B on another
+    thread's stream, and B synchronizes A's stream. Whichever wait comes second is refused."""
+    first, second = ReportThread(ctx), ReportThread(ctx)
+    s1, _ = acl.rt.create_stream()
+    s2, _ = acl.rt.create_stream()
+    acl.rt.subscribe_report(first.tid, s1)
+    acl.rt.subscribe_report(second.tid, s2)
+    behind_b, _ = acl.rt.create_event()
+    both_running = threading.Barrier(2, timeout=5)
+    codes = {}
+
+    def a(_):
+        both_running.wait()
+        codes["a"] = acl.rt.synchronize_event_with_timeout(behind_b, 10_000)
+
+    def b(_):
+        both_running.wait()
+        codes["b"] = acl.rt.synchronize_stream_with_timeout(s1, 10_000)
+
+    assert acl.rt.launch_callback(a, None, BLOCK, s1) == SUCCESS
+    assert acl.rt.launch_callback(b, None, BLOCK, s2) == SUCCESS
+    assert acl.rt.record_event(behind_b, s2) == SUCCESS
+    for s in (s1, s2):
+        assert acl.rt.synchronize_stream_with_timeout(s, 20_000) == SUCCESS
+    assert sorted(codes.values()) == [SUCCESS, API_NOT_SUPPORT]
+    acl.rt.unsubscribe_report(first.tid, s1)
+    acl.rt.unsubscribe_report(second.tid, s2)
+    first.close()
+    second.close()
+
+
+def test_callback_waiting_on_a_thread_that_waits_elsewhere_is_not_refused(ctx):
+    """No false alarm: A synchronizes B's stream while B waits for a third stream that does not need A."""
+    first, second = ReportThread(ctx), ReportThread(ctx)
+    s1, _ = acl.rt.create_stream()
+    s2, _ = acl.rt.create_stream()
+    slow, _ = acl.rt.create_stream()
+    acl.rt.subscribe_report(first.tid, s1)
+    acl.rt.subscribe_report(second.tid, s2)
+    b_waiting = threading.Event()
+    codes = {}
+
+    def a(_):
+        b_waiting.wait(5)
+        codes["a"] = acl.rt.synchronize_stream_with_timeout(s2, 10_000)
+
+    def b(_):
+        b_waiting.set()
+        codes["b"] = acl.rt.synchronize_stream_with_timeout(slow, 10_000)
+
+    rt_stream.resolve(slow).enqueue(rt_stream.Task.work_task("slow", lambda: time.sleep(0.3)))
+    assert acl.rt.launch_callback(b, None, BLOCK, s2) == SUCCESS
+    assert acl.rt.launch_callback(a, None, BLOCK, s1) == SUCCESS
+    for s in (s1, s2, slow):
+        assert acl.rt.synchronize_stream_with_timeout(s, 20_000) == SUCCESS
+    assert codes == {"a": SUCCESS, "b": SUCCESS}
+    acl.rt.unsubscribe_report(first.tid, s1)
+    acl.rt.unsubscribe_report(second.tid, s2)
+    first.close()
+    second.close()
 
 
 # ----- dump callbacks and disks that fail -----

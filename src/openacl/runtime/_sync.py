@@ -72,11 +72,19 @@ SLICE = 0.2
 # Callbacks running on each thread, innermost last; a wait that needs one of them to finish would deadlock.
 running = threading.local()
 
+# The wait graph (``_waitgraph``) looks across threads: the running-callback list of every thread that has
+# run one (pushed and popped by that thread), and, for threads inside callbacks, what they are waiting for:
+# ``(depth, (stream, seq, event, gen))`` innermost last, ``depth`` being how many callbacks were running when
+# the wait began. Waits are added and removed under ``LOCK``.
+RUNNING_BY_THREAD: dict[int, list] = {}
+WAITS_BY_THREAD: dict[int, list] = {}
+
 
 def running_callbacks() -> list:
     tasks = getattr(running, "tasks", None)
     if tasks is None:
         tasks = running.tasks = []
+        RUNNING_BY_THREAD[threading.get_ident()] = tasks
     return tasks
 
 
@@ -89,17 +97,36 @@ def timeout_from_ms(timeout_ms: int) -> float | None:
     return timeout_ms / 1000
 
 
-def wait(attach, timeout: float | None) -> bool:
+def wait(attach, timeout: float | None, target: tuple | None = None) -> bool:
     """Block until a condition holds; False when ``timeout`` (seconds; None = forever) ran out first.
 
     ``attach(waiter)`` is called with ``LOCK`` held: it returns True if the condition already holds, else
-    it arranges for ``waiter.release()`` to be called (under ``LOCK``) once it does.
+    it arranges for ``waiter.release()`` to be called (under ``LOCK``) once it does. ``target``
+    (``(stream, seq, event, gen)``) says what is waited for, so that the wait graph sees this wait while it
+    lasts if this thread is inside a callback.
     """
-    reporter = REPORT_THREADS.get(threading.get_ident())
+    me = threading.get_ident()
+    reporter = REPORT_THREADS.get(me)
     waiter = Waiter(reporter.queue if reporter is not None else None)
+    waits = None
     with LOCK:
         if attach(waiter):
             return True
+        depth = len(getattr(running, "tasks", ()))
+        if target is not None and depth:
+            waits = WAITS_BY_THREAD.setdefault(me, [])
+            waits.append((depth, target))
+    try:
+        return _block(waiter, reporter, timeout)
+    finally:
+        if waits is not None:
+            with LOCK:
+                waits.pop()
+                if not waits:
+                    del WAITS_BY_THREAD[me]
+
+
+def _block(waiter: Waiter, reporter, timeout: float | None) -> bool:
     deadline = None if timeout is None else time.monotonic() + timeout
     while True:
         if waiter.done:

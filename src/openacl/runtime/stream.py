@@ -28,7 +28,7 @@ from openacl.errors import AclCode, AclError
 from openacl.log import get_logger
 from openacl.runtime import context as _context
 from openacl.runtime._sync import LOCK, Waiter, running_callbacks, wait
-from openacl.runtime._waitgraph import refuse_waiting_for_own_callback
+from openacl.runtime._waitgraph import refuse_locked
 from openacl.runtime.handles import HandleTable
 
 log = get_logger("rt")
@@ -447,15 +447,15 @@ class Stream:
                     AclCode.ACL_ERROR_API_NOT_SUPPORT,
                     f"stream {self.id}: waiting for the stream inside one of its own callbacks would deadlock",
                 )
-        refuse_waiting_for_own_callback(f"stream {self.id}", stream=self, seq=target)
 
         def attach(waiter: Waiter) -> bool:
             if self._done_through_locked() >= target:
                 return True
+            refuse_locked(f"stream {self.id}", stream=self, seq=target)
             self._waiters.append((target, waiter))
             return False
 
-        done = wait(attach, timeout)
+        done = wait(attach, timeout, (self, target, None, 0))
         if rec is not None:
             rec.add("synchronize_stream", "sync", begin, begin, trace.now_ns(), stream=self.id, timed_out=not done)
         if not done:
@@ -575,17 +575,17 @@ class Event:
     def synchronize(self, timeout: float | None = None) -> None:
         with LOCK:
             target = self.recorded_gen
-        refuse_waiting_for_own_callback(f"event {self.id}", event=self, gen=target)
         rec = trace.recorder
         begin = trace.now_ns() if rec is not None else 0
 
         def attach(waiter: Waiter) -> bool:
             if self.completed_gen >= target:
                 return True
+            refuse_locked(f"event {self.id}", event=self, gen=target)
             self._waiters.append((target, waiter))
             return False
 
-        done = wait(attach, timeout)
+        done = wait(attach, timeout, (None, 0, self, target))
         if rec is not None:
             rec.add(
                 "synchronize_event", "sync", begin, begin, trace.now_ns(), event=self.id, gen=target, timed_out=not done
