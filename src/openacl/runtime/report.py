@@ -193,7 +193,8 @@ def launch(fn, user_data, block_type: int, stream: Stream) -> None:
             AclCode.ACL_ERROR_RT_STREAM_NO_CB_REG,
             f"stream {stream.id} is not bound to any thread; call subscribe_report first",
         )
-    stream.enqueue(Task(TaskKind.CALLBACK, "callback", None, fn, user_data, block_type == ACL_CALLBACK_BLOCK))
+    blocking = block_type == ACL_CALLBACK_BLOCK
+    stream.enqueue(Task(TaskKind.CALLBACK, "callback", fn=fn, user_data=user_data, blocking=blocking))
 
 
 def process_report(timeout_ms: int) -> None:

@@ -117,10 +117,6 @@ class Task:
     def work_task(cls, name: str, work: Callable[[], None]) -> Task:
         return cls(TaskKind.WORK, name, work)
 
-    @classmethod
-    def callback(cls, fn, user_data, blocking: bool) -> Task:
-        return cls(TaskKind.CALLBACK, "callback", None, fn, user_data, blocking)
-
     def finish_locked(self, state: str) -> None:
         self.state = state
         if self.waiters:
