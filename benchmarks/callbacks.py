@@ -139,10 +139,16 @@ def bare_python_throughput(n: int, shared_lock: bool) -> float:
     """(b) for the least a pure-Python launch_callback and report thread can do, with none of openacl's rules.
 
     ``launch`` checks its arguments, appends and wakes the report thread if it sleeps; the report thread
-    drains and calls. With ``shared_lock`` both sides take one lock per callback, as openacl does to keep
-    its rules (stream order, drop before start, synchronize); without it they rely on the GIL alone.
+    drains and calls. With ``shared_lock`` both sides take one lock per callback, as openacl does (and the
+    way it does) to keep its rules: stream order, drop before start, synchronize. Without it they rely on
+    the GIL alone.
     """
     lock = threading.Lock()
+
+    def wait_for(lock: threading.Lock) -> None:  # as openacl takes its lock: see runtime/_sync.wait_for_lock
+        while not lock.acquire(False):
+            time.sleep(0)
+
     pending: deque = deque()
     wake: SimpleQueue = SimpleQueue()
     asleep = [True]
@@ -151,8 +157,8 @@ def bare_python_throughput(n: int, shared_lock: bool) -> float:
     def launch(fn, user_data, block_type, stream) -> int:
         if not callable(fn) or type(block_type) is not int or type(stream) is not int:
             raise TypeError("args parse failed")
-        if shared_lock:
-            lock.acquire()
+        if shared_lock and not lock.acquire(False):
+            wait_for(lock)
         pending.append((fn, user_data))
         if asleep[0]:
             asleep[0] = False
@@ -167,8 +173,8 @@ def bare_python_throughput(n: int, shared_lock: bool) -> float:
             wake.get()
             asleep[0] = True  # before draining: a launch after the last popleft sees it and wakes us again
             while True:
-                if shared_lock:
-                    lock.acquire()
+                if shared_lock and not lock.acquire(False):
+                    wait_for(lock)
                 try:
                     fn, user_data = pending.popleft()
                 except IndexError:

@@ -18,6 +18,20 @@ from openacl.errors import AclCode, AclError
 LOCK = threading.Lock()
 
 
+def wait_for_lock() -> None:
+    """LOCK was busy: take it, yielding the GIL between tries. For the callback hot paths, which do
+    ``if not LOCK.acquire(False): wait_for_lock()`` instead of ``with LOCK``.
+
+    A blocking ``acquire`` gets LOCK the moment it is released, but then still waits for the GIL while
+    holding it; the thread that has the GIL blocks on LOCK at its next callback and hands the GIL back, and
+    so on, callback after callback: a lock convoy, two thread switches per callback (NO_BLOCK callbacks ran
+    at half speed). Trying without blocking never holds LOCK while waiting for the GIL. LOCK is never held
+    across a blocking wait, so the holder releases it as soon as it runs again.
+    """
+    while not LOCK.acquire(False):
+        time.sleep(0)
+
+
 class Wake:
     """Put on a report queue to wake a thread blocked in ``process_report`` without giving it work."""
 

@@ -56,9 +56,10 @@ _threads: dict[int, ReportThread] = {}
 def run_callback(task: Task) -> bool:
     """Run a posted callback on the calling thread; False if it was dropped before it started."""
     stream = task.stream
-    # The hot path: acquire/release cost half of ``with``, and the claim is inline because every call made
-    # while LOCK is held is a point where the GIL can pass to a thread that then stalls on LOCK.
-    LOCK.acquire()
+    # The hot path: no ``with LOCK`` (see ``_sync.wait_for_lock``), and the claim is inline because every call
+    # made while LOCK is held is a point where the GIL can pass to a thread that then stalls on LOCK.
+    if not LOCK.acquire(False):
+        _sync.wait_for_lock()
     try:
         if task.state is not TaskState.POSTED:  # dropped before it could start
             return False
@@ -75,7 +76,8 @@ def run_callback(task: Task) -> bool:
         log.exception("stream %d: callback %r raised; the stream goes on", stream.id, task.fn)
     finally:
         stack.pop()
-        LOCK.acquire()
+        if not LOCK.acquire(False):
+            _sync.wait_for_lock()
         try:
             stream.callback_finished_locked(task)
         finally:
