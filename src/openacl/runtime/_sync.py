@@ -95,11 +95,17 @@ WAITS_BY_THREAD: dict[int, list] = {}
 
 
 def running_callbacks() -> list:
+    """This thread's running-callback stack, made (and shown to the wait graph) on first use: for runners."""
     tasks = getattr(running, "tasks", None)
     if tasks is None:
         tasks = running.tasks = []
         RUNNING_BY_THREAD[threading.get_ident()] = tasks
     return tasks
+
+
+def callbacks_running_here() -> list | tuple:
+    """The callbacks running on this thread, innermost last; makes nothing for a thread that never ran one."""
+    return getattr(running, "tasks", ())
 
 
 def timeout_from_ms(timeout_ms: int) -> float | None:
@@ -126,7 +132,7 @@ def wait(attach, timeout: float | None, target: tuple | None = None) -> bool:
     with LOCK:
         if attach(waiter):
             return True
-        depth = len(getattr(running, "tasks", ()))
+        depth = len(callbacks_running_here())
         if target is not None and depth:
             waits = WAITS_BY_THREAD.setdefault(me, [])
             waits.append((depth, target))

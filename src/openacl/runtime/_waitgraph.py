@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import threading
 
-from openacl.runtime._sync import RUNNING_BY_THREAD, WAITS_BY_THREAD, running_callbacks
+from openacl.runtime._sync import RUNNING_BY_THREAD, WAITS_BY_THREAD, callbacks_running_here
 
 _MAX_DEPTH = 256  # deeper chains are not followed (the wait goes ahead, as before)
 
@@ -25,7 +25,7 @@ _MAX_DEPTH = 256  # deeper chains are not followed (the wait goes ahead, as befo
 def blocker_locked(stream=None, seq: int = 0, event=None, gen: int = 0):
     """The callback running on this thread that ``stream`` finishing through ``seq`` (or ``event`` reaching
     ``gen``) needs to return first, or None. Hold ``LOCK``."""
-    if not running_callbacks():
+    if not callbacks_running_here():
         return None
     from openacl.runtime import stream as _stream
 

@@ -21,7 +21,7 @@ from openacl import trace
 from openacl.errors import AclCode, AclError
 from openacl.log import get_logger
 from openacl.runtime import _sync
-from openacl.runtime._sync import LOCK, Wake, running_callbacks
+from openacl.runtime._sync import LOCK, Wake, callbacks_running_here, running_callbacks
 from openacl.runtime.stream import Stream, Task, TaskKind, TaskState
 
 log = get_logger("rt")
@@ -161,7 +161,7 @@ def _detach_locked(reporter: ReportThread, stream: Stream, reason: str) -> list[
 
 def _wait_for_running(running: list[Task]) -> None:
     """Wait for callbacks that are running on other threads (never for one the caller is running)."""
-    mine = set(map(id, running_callbacks()))
+    mine = set(map(id, callbacks_running_here()))
     for task in running:
         if id(task) in mine:
             continue

@@ -28,7 +28,7 @@ from openacl.errors import AclCode, AclError
 from openacl.log import get_logger
 from openacl.runtime import _sync
 from openacl.runtime import context as _context
-from openacl.runtime._sync import LOCK, Waiter, running_callbacks, wait
+from openacl.runtime._sync import LOCK, Waiter, callbacks_running_here, wait
 from openacl.runtime._waitgraph import refuse_locked
 from openacl.runtime.handles import HandleTable
 
@@ -439,7 +439,7 @@ class Stream:
             target = self._next_seq - 1
         rec = trace.recorder
         begin = trace.now_ns() if rec is not None else 0
-        for task in running_callbacks():
+        for task in callbacks_running_here():
             if task.stream is self and task.seq <= target:
                 raise AclError(
                     AclCode.ACL_ERROR_API_NOT_SUPPORT,
