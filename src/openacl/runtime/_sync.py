@@ -26,10 +26,17 @@ def wait_for_lock() -> None:
     holding it; the thread that has the GIL blocks on LOCK at its next callback and hands the GIL back, and
     so on, callback after callback: a lock convoy, two thread switches per callback (NO_BLOCK callbacks ran
     at half speed). Trying without blocking never holds LOCK while waiting for the GIL. LOCK is never held
-    across a blocking wait, so the holder releases it as soon as it runs again.
+    across a blocking wait, so the holder releases it as soon as it runs again; should it not (a log line
+    written to a stalled pipe under LOCK), the tries stop after a while and the thread blocks.
     """
-    while not LOCK.acquire(False):
-        time.sleep(0)
+    for _ in range(_LOCK_TRIES):
+        time.sleep(0)  # let the holder have the GIL
+        if LOCK.acquire(False):
+            return
+    LOCK.acquire()
+
+
+_LOCK_TRIES = 64
 
 
 class Wake:
