@@ -54,6 +54,19 @@ def reporter(ctx):
     thread.close()
 
 
+@pytest.fixture
+def two_served_streams(ctx):
+    """Two streams, each subscribed by a report thread of its own."""
+    threads = [ReportThread(ctx), ReportThread(ctx)]
+    streams = [acl.rt.create_stream()[0] for _ in threads]
+    for thread, s in zip(threads, streams, strict=True):
+        assert acl.rt.subscribe_report(thread.tid, s) == SUCCESS
+    yield streams
+    for thread, s in zip(threads, streams, strict=True):
+        acl.rt.unsubscribe_report(thread.tid, s)
+        thread.close()
+
+
 def messages(acl_log, text: str) -> list[str]:
     return [r.getMessage() for r in acl_log.records if text in r.getMessage()]
 
@@ -408,14 +421,10 @@ def test_report_threads_whose_callbacks_wait_in_a_circle_get_200001_not_a_deadlo
         thread.close()
 
 
-def test_callback_waiting_for_an_event_behind_a_callback_that_waits_for_it_gets_200001(ctx):
+def test_callback_waiting_for_an_event_behind_a_callback_that_waits_for_it_gets_200001(two_served_streams):
     """The circle through an event: callback A waits for an event recorded behind BLOCK callback B on another
     thread's stream, and B synchronizes A's stream. Whichever wait comes second is refused."""
-    first, second = ReportThread(ctx), ReportThread(ctx)
-    s1, _ = acl.rt.create_stream()
-    s2, _ = acl.rt.create_stream()
-    acl.rt.subscribe_report(first.tid, s1)
-    acl.rt.subscribe_report(second.tid, s2)
+    s1, s2 = two_served_streams
     behind_b, _ = acl.rt.create_event()
     both_running = threading.Barrier(2, timeout=5)
     codes = {}
@@ -434,20 +443,12 @@ def test_callback_waiting_for_an_event_behind_a_callback_that_waits_for_it_gets_
     for s in (s1, s2):
         assert acl.rt.synchronize_stream_with_timeout(s, 20_000) == SUCCESS
     assert sorted(codes.values()) == [SUCCESS, API_NOT_SUPPORT]
-    acl.rt.unsubscribe_report(first.tid, s1)
-    acl.rt.unsubscribe_report(second.tid, s2)
-    first.close()
-    second.close()
 
 
-def test_callback_waiting_on_a_thread_that_waits_elsewhere_is_not_refused(ctx):
+def test_callback_waiting_on_a_thread_that_waits_elsewhere_is_not_refused(two_served_streams):
     """No false alarm: A synchronizes B's stream while B waits for a third stream that does not need A."""
-    first, second = ReportThread(ctx), ReportThread(ctx)
-    s1, _ = acl.rt.create_stream()
-    s2, _ = acl.rt.create_stream()
+    s1, s2 = two_served_streams
     slow, _ = acl.rt.create_stream()
-    acl.rt.subscribe_report(first.tid, s1)
-    acl.rt.subscribe_report(second.tid, s2)
     b_waiting = threading.Event()
     codes = {}
 
@@ -465,10 +466,6 @@ def test_callback_waiting_on_a_thread_that_waits_elsewhere_is_not_refused(ctx):
     for s in (s1, s2, slow):
         assert acl.rt.synchronize_stream_with_timeout(s, 20_000) == SUCCESS
     assert codes == {"a": SUCCESS, "b": SUCCESS}
-    acl.rt.unsubscribe_report(first.tid, s1)
-    acl.rt.unsubscribe_report(second.tid, s2)
-    first.close()
-    second.close()
 
 
 # ----- dump callbacks and disks that fail -----
