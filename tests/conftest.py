@@ -12,7 +12,7 @@ import openacl
 openacl.install()
 
 import acl  # noqa: E402  (resolves to openacl's facade)
-from openacl.runtime import state  # noqa: E402
+from openacl import process  # noqa: E402
 
 OUR_THREADS = ("openacl-", "acl-util-thread")
 
@@ -25,7 +25,7 @@ def _our_threads() -> list[threading.Thread]:
 def clean_runtime():
     """Reset the runtime after each test and fail the test if it left an openacl thread running."""
     yield
-    state.reset(force=True)
+    process.reset(force=True)
     leftover = []
     for thread in _our_threads():
         thread.join(timeout=5)

@@ -13,9 +13,9 @@ from collections import defaultdict
 import pytest
 
 import acl
-from openacl import trace
-from openacl.runtime import state
-from openacl.runtime import stream as rt_stream
+from openacl import process, trace
+from openacl.runtime import device as rt_device
+from openacl.runtime.sched.task import work_task
 
 SUCCESS = 0
 NO_BLOCK, BLOCK = 0, 1
@@ -25,7 +25,7 @@ CATEGORIES = {"task", "callback", "event", "wait", "sync"}
 
 @pytest.fixture(autouse=True)
 def tracer_off():
-    """Every test starts and ends with tracing off (state.reset, run by conftest, also turns it off)."""
+    """Every test starts and ends with tracing off (process.reset, run by conftest, also turns it off)."""
     trace.disable()
     yield
     trace.disable()
@@ -116,7 +116,7 @@ class ReportThread:
 
 
 def enqueue_work(stream: int, name: str, fn) -> None:
-    rt_stream.resolve(stream).enqueue(rt_stream.Task.work_task(name, fn))
+    rt_device.resolve(stream).enqueue(work_task(name, fn))
 
 
 def run_program(ctx: int) -> dict:
@@ -170,7 +170,7 @@ def run_program(ctx: int) -> dict:
     finally:
         gate.set()
         reporter.close()
-    ids = {"s1": rt_stream.resolve(s1).id, "s2": rt_stream.resolve(s2).id, "event": rt_stream.events.get(event).id}
+    ids = {"s1": rt_device.resolve(s1).id, "s2": rt_device.resolve(s2).id, "event": rt_device.events.get(event).id}
     for s in (s1, s2):
         assert acl.rt.destroy_stream(s) == SUCCESS
     assert acl.rt.destroy_event(event) == SUCCESS
@@ -330,7 +330,7 @@ def test_configure_from_env(monkeypatch, tmp_path):
 
 def test_reset_turns_tracing_off(tmp_path):
     trace.enable(tmp_path / "r.json")
-    state.reset(force=True)
+    process.reset(force=True)
     assert trace.recorder is None and trace.output_path() is None
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import queue
 import sys
 import threading
 import time
@@ -45,15 +46,88 @@ class CannFormatter(logging.Formatter):
 
 
 class _StdoutHandler(logging.StreamHandler):
-    """Writes to whatever ``sys.stdout`` is at the time (pytest and ``openacl run`` replace it)."""
+    """Writes to whatever ``sys.stdout`` is at the time (pytest and ``openacl run`` replace it).
+
+    A runtime thread (one named ``openacl-*``: engine workers, the dump thread) never writes itself: it hands
+    the line to ``_StdoutWriter``, so a stdout that stalls (a full pipe nobody reads) cannot stall the streams.
+    A program's own threads write directly, in order, as their own ``print`` would.
+    """
 
     def __init__(self) -> None:
         super().__init__(sys.stdout)
         self.setFormatter(CannFormatter())
 
     def emit(self, record: logging.LogRecord) -> None:
+        if record.threadName and record.threadName.startswith(RUNTIME_THREAD_PREFIX):
+            try:
+                _writer.put(self.format(record) + self.terminator)
+            except Exception:
+                self.handleError(record)
+            return
         self.setStream(sys.stdout)
         super().emit(record)
+
+
+RUNTIME_THREAD_PREFIX = "openacl-"
+
+
+class _StdoutWriter:
+    """The thread that writes runtime threads' log lines to stdout; at most ``LIMIT`` lines wait, and lines
+    beyond that are counted and dropped (one line says how many) rather than held without bound."""
+
+    LIMIT = 10_000
+
+    def __init__(self) -> None:
+        self._queue: queue.Queue[str | None] = queue.Queue(self.LIMIT)
+        self._thread: threading.Thread | None = None
+        self._dropped = 0
+        self._guard = threading.Lock()
+
+    def put(self, line: str) -> None:
+        with self._guard:
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, name="openacl-log", daemon=True)
+                self._thread.start()
+        try:
+            self._queue.put_nowait(line)
+        except queue.Full:
+            with self._guard:
+                self._dropped += 1
+
+    def _run(self) -> None:
+        while True:
+            line = self._queue.get()
+            if line is None:
+                return
+            with self._guard:
+                dropped, self._dropped = self._dropped, 0
+            try:
+                if dropped:
+                    sys.stdout.write(f"[WARNING] OPENACL: {dropped} log line(s) dropped: stdout did not keep up\n")
+                sys.stdout.write(line)
+                sys.stdout.flush()
+            except (OSError, ValueError):
+                pass  # stdout closed or broken: nothing else to tell it to
+
+    def stop(self, timeout: float = 1.0) -> None:
+        """Write what waits (for at most ``timeout`` seconds: stdout may be stalled), then end the thread."""
+        with self._guard:
+            thread, self._thread = self._thread, None
+        if thread is None:
+            return
+        try:
+            self._queue.put(None, timeout=timeout)
+        except queue.Full:
+            return
+        thread.join(timeout)
+
+
+_writer = _StdoutWriter()
+
+
+def flush_stdout(timeout: float = 1.0) -> None:
+    """Write runtime threads' pending stdout lines and stop the writer (process reset and exit)."""
+    _writer.stop(timeout)
 
 
 _lock = threading.Lock()

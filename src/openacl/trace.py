@@ -24,7 +24,6 @@ microseconds into integer nanoseconds (Perfetto truncates) keep the nesting exac
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import json
 import os
@@ -145,7 +144,6 @@ _last: Recorder | None = None  # the recorder the trace file shows: the running 
 _path: str | None = None  # where the trace file goes (enable / OPENACL_TRACE); None: no file
 _written: tuple | None = None  # (recorder, span count, path) of the last write
 _state_lock = threading.RLock()
-_atexit_registered = False
 
 
 def start() -> Recorder:
@@ -167,16 +165,14 @@ def stop() -> Recorder | None:
 
 
 def enable(path: str | os.PathLike) -> Recorder:
-    """Record into a trace file written at ``acl.finalize`` and at exit (``openacl run/demo --trace FILE``).
+    """Record into a trace file written at ``acl.finalize`` and at exit (``openacl run/demo --trace FILE``;
+    ``openacl.process`` writes it).
 
     Starts recording unless it is already on; the recording going on is kept.
     """
-    global _path, _atexit_registered
+    global _path
     with _state_lock:
         _path = os.fspath(path)
-        if not _atexit_registered:
-            atexit.register(_write_at_exit)
-            _atexit_registered = True
         return recorder if recorder is not None else start()
 
 
@@ -278,12 +274,3 @@ def summarize(path: str | os.PathLike) -> dict:
         row["max_ms"] = max(row["max_ms"], ms)
     threads = sum(1 for tid in tids if tid < _TRACK_BASE)
     return {"categories": categories, "threads": threads, "tracks": len(tids), "spans": spans}
-
-
-def _write_at_exit() -> None:
-    try:
-        flush()
-    except Exception as exc:  # never turn a clean exit into a traceback
-        from openacl.log import get_logger
-
-        get_logger("trace").error("cannot write the trace file %s: %s", _path, exc)

@@ -8,8 +8,8 @@ import logging
 import pytest
 
 import acl
+from openacl import jsonfile, process
 from openacl.errors import AclCode, AclError
-from openacl.runtime import state
 
 
 def logged(caplog, qualname: str, code: int) -> list[str]:
@@ -46,24 +46,24 @@ def config_file(tmp_path):
 
 def test_init_without_a_path():
     assert acl.init() == 0
-    assert state.is_initialized()
-    assert state.config == {}
+    assert process.is_initialized()
+    assert process.config == {}
 
 
 def test_init_with_an_empty_path_means_no_file():
     assert acl.init("") == 0
-    assert state.is_initialized()
+    assert process.is_initialized()
 
 
 def test_init_with_a_valid_file(config_file):
     assert acl.init(config_file('{"profiler": {"switch": "off"}}')) == 0
-    assert state.config == {"profiler": {"switch": "off"}}
+    assert process.config == {"profiler": {"switch": "off"}}
 
 
 @pytest.mark.parametrize("text", ["", "  \n\t"])
 def test_init_with_an_empty_file(config_file, text):
     assert acl.init(config_file(text)) == 0
-    assert state.config == {}
+    assert process.config == {}
 
 
 def test_dump_section_is_kept_in_config(config_file, tmp_path):
@@ -74,8 +74,8 @@ def test_dump_section_is_kept_in_config(config_file, tmp_path):
     }
     path = config_file(json.dumps({"dump": dump, "unknown_section": [1, 2]}))
     assert acl.init(path) == 0
-    assert state.config["dump"] == dump
-    assert state.config["unknown_section"] == [1, 2]
+    assert process.config["dump"] == dump
+    assert process.config["unknown_section"] == [1, 2]
 
 
 def test_init_missing_file(tmp_path, acl_log):
@@ -83,14 +83,14 @@ def test_init_missing_file(tmp_path, acl_log):
     assert acl.init(missing) == AclCode.ACL_ERROR_INVALID_FILE
     (line,) = logged(acl_log, "acl.init", 100003)
     assert "nope.json" in line
-    assert not state.is_initialized()
+    assert not process.is_initialized()
 
 
 def test_init_directory(tmp_path, acl_log):
     assert acl.init(str(tmp_path)) == AclCode.ACL_ERROR_INVALID_FILE
     (line,) = logged(acl_log, "acl.init", 100003)
     assert "not a regular file" in line
-    assert not state.is_initialized()
+    assert not process.is_initialized()
 
 
 def test_failed_init_leaves_the_process_uninitialized(tmp_path):
@@ -104,10 +104,10 @@ def test_failed_init_leaves_the_process_uninitialized(tmp_path):
 def test_file_too_large(config_file, acl_log):
     path = config_file("")
     with open(path, "r+b") as f:
-        f.truncate(state.MAX_CONFIG_BYTES + 1)
+        f.truncate(jsonfile.MAX_CONFIG_BYTES + 1)
     assert acl.init(path) == AclCode.ACL_ERROR_INVALID_FILE_SIZE
     assert logged(acl_log, "acl.init", 100005)
-    assert not state.is_initialized()
+    assert not process.is_initialized()
 
 
 @pytest.mark.parametrize(
@@ -125,7 +125,7 @@ def test_invalid_json(config_file, acl_log, text):
     assert acl.init(config_file(text)) == AclCode.ACL_ERROR_PARSE_FILE
     (line,) = logged(acl_log, "acl.init", 100006)
     assert "invalid JSON" in line
-    assert not state.is_initialized()
+    assert not process.is_initialized()
 
 
 @pytest.mark.parametrize("text", ["[]", "[1, 2]", '"text"', "42", "null", "true"])
@@ -142,7 +142,7 @@ def test_not_utf8(config_file, acl_log):
 
 def test_ten_nested_objects_are_accepted(config_file):
     assert acl.init(config_file(nested_objects(10))) == 0
-    assert state.config == json.loads(nested_objects(10))
+    assert process.config == json.loads(nested_objects(10))
 
 
 def test_eleven_nested_objects_are_refused(config_file, acl_log):
@@ -174,7 +174,7 @@ def test_braces_and_brackets_are_counted_separately(config_file):
 def test_brackets_inside_strings_do_not_count(config_file):
     text = json.dumps({"a": "{" * 50 + "[" * 50, "b": '\\"{{{{{{{{{{{{{{{{"'})
     assert acl.init(config_file(text)) == 0
-    assert state.config["a"] == "{" * 50 + "[" * 50
+    assert process.config["a"] == "{" * 50 + "[" * 50
 
 
 @pytest.mark.parametrize("opener", ["[", "{"])
@@ -187,19 +187,19 @@ def test_nesting_bomb_is_refused_fast_without_recursion_error(config_file, acl_l
 
 
 def test_check_nesting_directly():
-    state.check_nesting("[" * 10 + "]" * 10)
-    state.check_nesting("[]" * 1000)  # depth goes back down
+    jsonfile.check_nesting("[" * 10 + "]" * 10)
+    jsonfile.check_nesting("[]" * 1000)  # depth goes back down
     with pytest.raises(AclError) as info:
-        state.check_nesting("[" * 11)
+        jsonfile.check_nesting("[" * 11)
     assert info.value.code == AclCode.ACL_ERROR_PARSE_FILE
     with pytest.raises(AclError):
-        state.check_nesting("{" * 3, limit=2)
+        jsonfile.check_nesting("{" * 3, limit=2)
 
 
 def test_read_config_directly(config_file):
-    assert state.read_config(config_file('{"dump": {"dump_path": "x"}}')) == {"dump": {"dump_path": "x"}}
+    assert jsonfile.read_config(config_file('{"dump": {"dump_path": "x"}}')) == {"dump": {"dump_path": "x"}}
     with pytest.raises(AclError) as info:
-        state.read_config(config_file("[]"))
+        jsonfile.read_config(config_file("[]"))
     assert info.value.code == AclCode.ACL_ERROR_PARSE_FILE
 
 
@@ -218,13 +218,13 @@ def test_second_init_returns_repeat_initialize(monkeypatch, acl_log):
     (line,) = logged(acl_log, "acl.init", 100002)
     (record,) = [r for r in acl_log.records if r.getMessage() == line]
     assert record.levelno == logging.WARNING
-    assert state.is_initialized()
+    assert process.is_initialized()
 
 
 def test_repeat_init_does_not_reread_the_config(config_file):
     assert acl.init(config_file('{"first": {"dump_path": "first"}}', "a.json")) == 0
     assert acl.init(config_file('{"dump": {"dump_path": 5}}', "b.json")) == 100002
-    assert state.config == {"first": {"dump_path": "first"}}
+    assert process.config == {"first": {"dump_path": "first"}}
 
 
 def test_finalize_reference_counts_down():
@@ -232,11 +232,11 @@ def test_finalize_reference_counts_down():
     assert acl.init() == 100002
     assert acl.init() == 100002
     assert acl.finalize_reference() == (2, 0)
-    assert state.is_initialized()
+    assert process.is_initialized()
     assert acl.finalize_reference() == (1, 0)
-    assert state.is_initialized()
+    assert process.is_initialized()
     assert acl.finalize_reference() == (0, 0)
-    assert not state.is_initialized()
+    assert not process.is_initialized()
 
 
 def test_finalize_reference_without_init(acl_log):
@@ -248,7 +248,7 @@ def test_one_finalize_clears_every_reference():
     assert acl.init() == 0
     assert acl.init() == 100002
     assert acl.finalize() == 0
-    assert not state.is_initialized()
+    assert not process.is_initialized()
     assert acl.finalize_reference() == (0, 100037)
 
 
@@ -268,14 +268,14 @@ def test_finalize_without_init(acl_log):
 def test_finalize_clears_the_config(config_file):
     assert acl.init(config_file('{"profiler": {"switch": "on"}}')) == 0
     assert acl.finalize() == 0
-    assert state.config == {}
+    assert process.config == {}
 
 
 def test_init_after_finalize_reads_the_new_config(config_file):
     assert acl.init(config_file('{"dump": {"dump_path": "/"}}', "a.json")) == 0
     assert acl.finalize() == 0
     assert acl.init(config_file('{"dump": {"dump_path": "/tmp"}}', "b.json")) == 0
-    assert state.config["dump"] == {"dump_path": "/tmp"}
+    assert process.config["dump"] == {"dump_path": "/tmp"}
 
 
 def test_finalize_resets_every_open_device():
@@ -293,5 +293,5 @@ def test_finalize_resets_every_open_device():
 
 
 def test_runtime_calls_do_not_require_init(ctx):
-    assert not state.is_initialized()
+    assert not process.is_initialized()
     assert acl.rt.create_stream()[1] == 0

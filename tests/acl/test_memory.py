@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 
 import acl
 from openacl.errors import AclCode
-from openacl.runtime import stream as stream_mod
+from openacl.runtime import device as rt_device
+from openacl.runtime.sched.task import work_task
 
 INVALID = AclCode.ACL_ERROR_INVALID_PARAM
 H2H, H2D, D2H, D2D = 0, 1, 2, 3
@@ -55,7 +56,7 @@ def gate():
 
 def hold_stream(stream: int, gate: threading.Event) -> None:
     """Queue a task that holds ``stream`` until ``gate`` is set (through the runtime: pyACL has no such call)."""
-    stream_mod.resolve(stream).enqueue(stream_mod.Task.work_task("gate", lambda: gate.wait(10)))
+    rt_device.resolve(stream).enqueue(work_task("gate", lambda: gate.wait(10)))
 
 
 # ----- malloc / free -----
@@ -343,7 +344,7 @@ def test_memcpy_async_errors_are_returned_at_once(ctx, stream, host, acl_log):
     assert acl.rt.memset_async(d, 16, 0, 16, 0xDEAD0) == INVALID
     assert len(logged(acl_log, "acl.rt.memcpy_async", 100000)) == 3
     assert len(logged(acl_log, "acl.rt.memset_async", 100000)) == 2
-    assert stream_mod.resolve(stream).statistics()["enqueued"] == 0
+    assert rt_device.resolve(stream).statistics()["enqueued"] == 0
     assert acl.rt.synchronize_stream(stream) == 0
 
 

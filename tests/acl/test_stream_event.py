@@ -9,8 +9,9 @@ import threading
 import pytest
 
 import acl
-from openacl.errors import AclCode
-from openacl.runtime import stream as stream_mod
+from openacl.errors import AclCode, AclError
+from openacl.runtime import device as rt_device
+from openacl.runtime.sched.task import work_task
 
 INVALID = AclCode.ACL_ERROR_INVALID_PARAM
 NO_CONTEXT = AclCode.ACL_ERROR_RT_CONTEXT_NULL
@@ -45,7 +46,7 @@ def gates():
 
 def enqueue(stream: int, fn, name: str = "work") -> None:
     """Queue a WORK task through the runtime (pyACL has no call that queues Python code as stream work)."""
-    stream_mod.resolve(stream).enqueue(stream_mod.Task.work_task(name, fn))
+    rt_device.resolve(stream).enqueue(work_task(name, fn))
 
 
 def hold(stream: int, gate: threading.Event, started: threading.Event | None = None) -> None:
@@ -89,7 +90,7 @@ def test_create_stream_without_a_context(acl_log):
 def test_create_stream_with_config_priorities(ctx, priority):
     stream, ret = acl.rt.create_stream_with_config(priority, 0)
     assert ret == 0
-    assert stream_mod.resolve(stream).priority == priority
+    assert rt_device.resolve(stream).priority == priority
 
 
 @pytest.mark.parametrize(
@@ -114,7 +115,7 @@ def test_destroy_stream_errors(ctx, acl_log):
 
 
 def test_default_stream_handle_cannot_be_destroyed(ctx, acl_log):
-    default = stream_mod.resolve(0)
+    default = rt_device.resolve(0)
     assert acl.rt.destroy_stream(default.handle) == INVALID
     (line,) = logged(acl_log, "acl.rt.destroy_stream", 100000)
     assert "default stream" in line
@@ -170,10 +171,10 @@ def test_destroy_stream_force_drops_queued_work(ctx, gates):
 
 def test_enqueue_on_a_destroyed_stream_is_refused(ctx):
     stream = new_stream()
-    s = stream_mod.resolve(stream)
+    s = rt_device.resolve(stream)
     assert acl.rt.destroy_stream(stream) == 0
-    with pytest.raises(stream_mod.AclError) as info:
-        s.enqueue(stream_mod.Task.work_task("late", lambda: None))
+    with pytest.raises(AclError) as info:
+        s.enqueue(work_task("late", lambda: None))
     assert info.value.code == INVALID
 
 
@@ -506,7 +507,7 @@ def test_stream_wait_event_orders_two_streams(ctx, gates):
     assert producer_started.wait(10)
     # The producer is inside its gate: the consumer is held by the event, whatever the thread timing.
     assert acl.rt.stream_query(consumer) == (STREAM_NOT_READY, 0)
-    assert stream_mod.resolve(consumer).statistics()["state"] == "held"
+    assert rt_device.resolve(consumer).statistics()["state"] == "held"
     assert order == []
     gate.set()
     assert acl.rt.synchronize_stream(consumer) == 0
@@ -584,11 +585,9 @@ def test_chain_of_waits_across_three_streams(ctx, gates):
 
 
 def test_a_record_dropped_by_destroy_stream_force_does_not_hang_synchronize_event(ctx):
-    from openacl.runtime import stream as rt_stream
-
     s, _ = acl.rt.create_stream()
     gate = threading.Event()
-    rt_stream.streams.get(s).enqueue(rt_stream.Task.work_task("gate", gate.wait))
+    rt_device.streams.get(s).enqueue(work_task("gate", gate.wait))
     event, _ = acl.rt.create_event()
     acl.rt.record_event(event, s)
     done = threading.Thread(target=lambda: acl.rt.destroy_stream_force(s))

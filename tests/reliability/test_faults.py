@@ -27,8 +27,9 @@ import acl
 from openacl.dump import format as dump_format
 from openacl.dump import sink
 from openacl.errors import AclCode
+from openacl.runtime import device as rt_device
 from openacl.runtime import report
-from openacl.runtime import stream as rt_stream
+from openacl.runtime.sched.task import work_task
 from tests.acl.test_callbacks import Held, ReportThread
 from tests.model_io import ModelIO, demo_input, reference
 from tests.reliability.reporters import BlockedReporter
@@ -460,7 +461,7 @@ def test_callback_waiting_on_a_thread_that_waits_elsewhere_is_not_refused(two_se
         b_waiting.set()
         codes["b"] = acl.rt.synchronize_stream_with_timeout(slow, 10_000)
 
-    rt_stream.resolve(slow).enqueue(rt_stream.Task.work_task("slow", lambda: time.sleep(0.3)))
+    rt_device.resolve(slow).enqueue(work_task("slow", lambda: time.sleep(0.3)))
     assert acl.rt.launch_callback(b, None, BLOCK, s2) == SUCCESS
     assert acl.rt.launch_callback(a, None, BLOCK, s1) == SUCCESS
     for s in (s1, s2, slow):

@@ -42,13 +42,14 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition,
 from onnx import TensorProto, helper
 
 import acl
-from openacl import ge
+from openacl import ge, jsonfile, process
 from openacl.errors import AclCode, GeStatus
 from openacl.model.model import DEMO_MODEL
+from openacl.runtime import buffers as _buffers
 from openacl.runtime import device as _device
+from openacl.runtime import device as rt_device
 from openacl.runtime import memory as _memory
-from openacl.runtime import report, state
-from openacl.runtime import stream as _stream
+from openacl.runtime import report
 from openacl.runtime import threads as _threads
 from tests.ge.test_session import step_graph
 from tests.model_io import ModelIO, demo_input, reference
@@ -149,7 +150,7 @@ def files(tmp_path_factory) -> Files:
     rng = np.random.default_rng(0)
     huge = root / "huge.json"
     with open(huge, "wb") as f:  # sparse: bigger than acl.init's 10 MB limit without writing 10 MB
-        f.truncate(state.MAX_CONFIG_BYTES + 1)
+        f.truncate(jsonfile.MAX_CONFIG_BYTES + 1)
     bad_layer = {"model_name": "tinynet", "layer": [1, None]}
     configs = [
         write("empty.json", ""),
@@ -227,7 +228,7 @@ def watch(monkeypatch, request):
     with BugWatch() as bugs:
         yield bugs
         ge.ge_finalize()
-        state.reset(force=True)
+        process.reset(force=True)
         health_check(model=True)
         ge_health_check()
         bugs.check()
@@ -251,7 +252,7 @@ _REFERENCE: dict[str, list[np.ndarray]] = {}
 
 def health_check(*, model: bool) -> None:
     """The runtime still does real work: device, stream, memcpy both ways, a BLOCK callback, a model run."""
-    state.reset(force=True)
+    process.reset(force=True)
     assert acl.rt.set_device(0) == 0
     context, ret = acl.rt.create_context(0)
     assert ret == 0
@@ -289,7 +290,7 @@ def health_check(*, model: bool) -> None:
     assert acl.rt.destroy_stream(stream) == 0
     assert acl.rt.destroy_context(context) == 0
     assert acl.rt.reset_device(0) == 0
-    state.reset(force=True)
+    process.reset(force=True)
 
 
 def ge_health_check() -> None:
@@ -545,11 +546,11 @@ class Env:
     def usable(self) -> bool:
         """Whether the objects the plausible arguments name are still there (a call may have destroyed them)."""
         return (
-            not state.is_initialized()
-            and self.stream in _stream.streams
-            and self.stream2 in _stream.streams
-            and _stream.streams.get(self.stream).subscription is not None
-            and self.buf in _memory.data_buffers
+            not process.is_initialized()
+            and self.stream in rt_device.streams
+            and self.stream2 in rt_device.streams
+            and rt_device.streams.get(self.stream).subscription is not None
+            and self.buf in _buffers.data_buffers
             and self.model in _model_table()
             and self.model_spare in _model_table()
             and _context_is(self.ctx)
@@ -558,7 +559,7 @@ class Env:
     def close(self) -> None:
         self.reporter.stop.set()
         call(acl.util.stop_thread, self.reporter_tid)
-        state.reset(force=True)
+        process.reset(force=True)
         for ptr in self.hosts:
             acl.rt.free_host(ptr)  # host memory outlives a device reset
         stop_util_threads()
@@ -1311,7 +1312,7 @@ class AclMachine(RuleBasedStateMachine):
         for tid in list(self.reporters):
             call(acl.util.stop_thread, tid)
         self.reporters.clear()
-        state.reset(force=True)
+        process.reset(force=True)
         for ptr in self.hosts:
             acl.rt.free_host(ptr)
         stop_util_threads()

@@ -12,9 +12,11 @@ import pytest
 
 import acl
 from openacl.errors import AclCode, AclError
-from openacl.runtime import memory
-from openacl.runtime import stream as stream_mod
+from openacl.runtime import buffers, copies, memory
+from openacl.runtime import device as rt_device
 from openacl.runtime.memory import Kind
+from openacl.runtime.sched.stream import ACL_STREAM_STATUS_NOT_READY, Stream
+from openacl.runtime.sched.task import work_task
 
 INVALID = AclCode.ACL_ERROR_INVALID_PARAM
 
@@ -119,7 +121,7 @@ def test_free_and_free_host_do_not_mix(dev, host):
 
 def test_freed_memory_is_unknown_but_views_keep_it_alive(dev):
     addr = memory.malloc(64, 0, dev)
-    memory.fill(addr, 0x5A, 64)
+    copies.fill(addr, 0x5A, 64)
     view = memory.view_array(addr, (64,), np.dtype(np.uint8))
     memory.free(addr)
     raises_code(INVALID, memory.region_for, addr, 1, "pointer")
@@ -128,7 +130,7 @@ def test_freed_memory_is_unknown_but_views_keep_it_alive(dev):
     # New allocations cannot take the bytes the view still holds.
     others = [memory.malloc(64, 0, dev) for _ in range(64)]
     for other in others:
-        memory.fill(other, 0xA5, 64)
+        copies.fill(other, 0xA5, 64)
     assert view.tobytes() == b"\x5a" * 64
     view[:] = 1  # still writable, still no crash
     assert view.sum() == 64
@@ -203,27 +205,27 @@ def test_check_copy_enforces_each_kind(dev, host, kind, src_on_device, dst_on_de
     want_src, want_dst = SIDES[kind]
     ok = want_src in (None, src_on_device) and want_dst in (None, dst_on_device)
     if ok:
-        dst_region, src_region = memory.check_copy(dst, 16, src, 16, kind)
+        dst_region, src_region = copies.check_copy(dst, 16, src, 16, kind)
         assert (dst_region.addr, src_region.addr) == (dst, src)
     else:
-        err = raises_code(INVALID, memory.check_copy, dst, 16, src, 16, kind)
+        err = raises_code(INVALID, copies.check_copy, dst, 16, src, 16, kind)
         assert f"memcpy kind {kind}:" in err.detail
 
 
 @pytest.mark.parametrize("kind", [-1, 8, 99])
 def test_check_copy_unknown_kind(host, kind):
     a, b = host(8), host(8)
-    err = raises_code(INVALID, memory.check_copy, a, 8, b, 8, kind)
+    err = raises_code(INVALID, copies.check_copy, a, 8, b, 8, kind)
     assert f"memcpy kind {kind} is not one of 0..7" in err.detail
 
 
 def test_check_copy_sizes(host):
     a, b = host(16), host(16)
-    raises_code(INVALID, memory.check_copy, a, 8, b, 9, 0)
-    raises_code(INVALID, memory.check_copy, a, -1, b, 1, 0)
-    raises_code(INVALID, memory.check_copy, a, 16, b, -1, 0)
-    raises_code(INVALID, memory.check_copy, a, 17, b, 17, 0)
-    memory.check_copy(a, 16, b, 0, 0)
+    raises_code(INVALID, copies.check_copy, a, 8, b, 9, 0)
+    raises_code(INVALID, copies.check_copy, a, -1, b, 1, 0)
+    raises_code(INVALID, copies.check_copy, a, 16, b, -1, 0)
+    raises_code(INVALID, copies.check_copy, a, 17, b, 17, 0)
+    copies.check_copy(a, 16, b, 0, 0)
 
 
 def test_copy_refuses_read_only_destinations(host):
@@ -233,34 +235,34 @@ def test_copy_refuses_read_only_destinations(host):
     one_byte = memory.bytes_address(b"z")  # interned singleton: never writable
     src = host(8)
     for dst in (ro_addr, one_byte):
-        err = raises_code(INVALID, memory.check_copy, dst, 1, src, 1, 0)
+        err = raises_code(INVALID, copies.check_copy, dst, 1, src, 1, 0)
         assert "read-only" in err.detail
     # Reading them is fine.
-    memory.check_copy(src, 8, ro_addr, 8, 0)
+    copies.check_copy(src, 8, ro_addr, 8, 0)
 
 
 def test_copy_and_fill_move_the_exact_bytes(dev, host):
     src = host(32)
     dst = memory.malloc(32, 0, dev)
     ctypes.memmove(src, bytes(range(32)), 32)
-    memory.check_copy(dst, 32, src, 32, 1)
-    memory.copy(dst, src, 32)
+    copies.check_copy(dst, 32, src, 32, 1)
+    copies.copy(dst, src, 32)
     assert ctypes.string_at(dst, 32) == bytes(range(32))
-    region = memory.check_set(dst, 32, 8)
+    region = copies.check_set(dst, 32, 8)
     assert region.addr == dst
-    memory.fill(dst, 0x1FF, 8)  # value is truncated to a byte
+    copies.fill(dst, 0x1FF, 8)  # value is truncated to a byte
     assert ctypes.string_at(dst, 32) == b"\xff" * 8 + bytes(range(8, 32))
-    memory.copy(dst, src, 0)
-    memory.fill(dst, 0, 0)
+    copies.copy(dst, src, 0)
+    copies.fill(dst, 0, 0)
     assert ctypes.string_at(dst, 1) == b"\xff"
 
 
 def test_check_set_sizes(dev):
     addr = memory.malloc(16, 0, dev)
-    raises_code(INVALID, memory.check_set, addr, 8, 9)
-    raises_code(INVALID, memory.check_set, addr, -1, 1)
-    raises_code(INVALID, memory.check_set, addr, 32, 17)
-    raises_code(INVALID, memory.check_set, addr + 16, 1, 1)
+    raises_code(INVALID, copies.check_set, addr, 8, 9)
+    raises_code(INVALID, copies.check_set, addr, -1, 1)
+    raises_code(INVALID, copies.check_set, addr, 32, 17)
+    raises_code(INVALID, copies.check_set, addr + 16, 1, 1)
 
 
 # ----- Python objects' memory -----
@@ -314,7 +316,7 @@ def test_read_bytes_of_every_region_kind(dev, host):
     ):
         assert memory.read_bytes(addr, len(expected)) == expected
     for addr in (memory.malloc(8, 0, dev), host(8)):
-        memory.fill(addr, 7, 8)
+        copies.fill(addr, 7, 8)
         assert memory.read_bytes(addr, 8) == b"\x07" * 8
     raises_code(INVALID, memory.read_bytes, 0x10, 1)
 
@@ -349,25 +351,25 @@ def test_view_of_read_only_memory_is_read_only():
 
 def test_data_buffer_lifecycle(dev):
     addr = memory.malloc(64, 0, dev)
-    handle = memory.create_data_buffer(addr, 64)
-    buffer = memory.data_buffers.get(handle)
+    handle = buffers.create_data_buffer(addr, 64)
+    buffer = buffers.data_buffers.get(handle)
     assert (buffer.addr, buffer.size, buffer.handle) == (addr, 64, handle)
-    memory.update_data_buffer(handle, addr + 32, 32)
+    buffers.update_data_buffer(handle, addr + 32, 32)
     assert (buffer.addr, buffer.size) == (addr + 32, 32)
-    raises_code(INVALID, memory.update_data_buffer, handle, addr + 32, 33)
+    raises_code(INVALID, buffers.update_data_buffer, handle, addr + 32, 33)
     assert (buffer.addr, buffer.size) == (addr + 32, 32)  # a failed update changes nothing
-    memory.destroy_data_buffer(handle)
-    raises_code(INVALID, memory.destroy_data_buffer, handle)
-    raises_code(INVALID, memory.update_data_buffer, handle, addr, 64)
+    buffers.destroy_data_buffer(handle)
+    raises_code(INVALID, buffers.destroy_data_buffer, handle)
+    raises_code(INVALID, buffers.update_data_buffer, handle, addr, 64)
 
 
 def test_data_buffer_checks_its_memory(dev):
     addr = memory.malloc(64, 0, dev)
-    memory.destroy_data_buffer(memory.create_data_buffer(0, 0))  # an empty buffer has no memory
-    raises_code(INVALID, memory.create_data_buffer, 0, 4)
-    raises_code(INVALID, memory.create_data_buffer, addr, 65)
-    raises_code(INVALID, memory.create_data_buffer, addr, -1)
-    raises_code(INVALID, memory.create_data_buffer, 0x10, 1)
+    buffers.destroy_data_buffer(buffers.create_data_buffer(0, 0))  # an empty buffer has no memory
+    raises_code(INVALID, buffers.create_data_buffer, 0, 4)
+    raises_code(INVALID, buffers.create_data_buffer, addr, 65)
+    raises_code(INVALID, buffers.create_data_buffer, addr, -1)
+    raises_code(INVALID, buffers.create_data_buffer, 0x10, 1)
 
 
 # ----- stream-ordered copies -----
@@ -381,38 +383,38 @@ def gate():
     event.set()
 
 
-def hold(stream: stream_mod.Stream, gate: threading.Event, started: threading.Event | None = None) -> None:
+def hold(stream: Stream, gate: threading.Event, started: threading.Event | None = None) -> None:
     def work():
         if started is not None:
             started.set()
         assert gate.wait(10)
 
-    stream.enqueue(stream_mod.Task.work_task("gate", work))
+    stream.enqueue(work_task("gate", work))
 
 
 def test_enqueue_copy_runs_in_stream_order_and_survives_free(dev, stream, host, gate):
-    s = stream_mod.resolve(stream)
+    s = rt_device.resolve(stream)
     src = memory.malloc(16, 0, dev)
     dst = host(16)
-    memory.fill(src, 0x11, 16)
-    memory.fill(dst, 0, 16)
+    copies.fill(src, 0x11, 16)
+    copies.fill(dst, 0, 16)
     hold(s, gate)
-    memory.enqueue_fill(s, src, 16, 0x22, 16)
-    memory.enqueue_copy(s, dst, 16, src, 16, memory.ACL_MEMCPY_DEVICE_TO_HOST)
+    copies.enqueue_fill(s, src, 16, 0x22, 16)
+    copies.enqueue_copy(s, dst, 16, src, 16, copies.ACL_MEMCPY_DEVICE_TO_HOST)
     memory.free(src)  # only unregisters: the queued fill and copy still own the bytes
     assert ctypes.string_at(dst, 16) == b"\x00" * 16
-    assert s.query() == stream_mod.ACL_STREAM_STATUS_NOT_READY
+    assert s.query() == ACL_STREAM_STATUS_NOT_READY
     gate.set()
     s.synchronize()
     assert ctypes.string_at(dst, 16) == b"\x22" * 16
 
 
 def test_enqueue_copy_checks_before_queueing(dev, stream, host):
-    s = stream_mod.resolve(stream)
+    s = rt_device.resolve(stream)
     before = s.statistics()["enqueued"]
     a, b = host(8), memory.malloc(8, 0, dev)
-    raises_code(INVALID, memory.enqueue_copy, s, b, 8, a, 8, memory.ACL_MEMCPY_DEVICE_TO_HOST)
-    raises_code(INVALID, memory.enqueue_copy, s, b, 4, a, 8, memory.ACL_MEMCPY_HOST_TO_DEVICE)
-    raises_code(INVALID, memory.enqueue_fill, s, b, 8, 0, 9)
-    raises_code(INVALID, memory.enqueue_fill, s, 0x10, 8, 0, 8)
+    raises_code(INVALID, copies.enqueue_copy, s, b, 8, a, 8, copies.ACL_MEMCPY_DEVICE_TO_HOST)
+    raises_code(INVALID, copies.enqueue_copy, s, b, 4, a, 8, copies.ACL_MEMCPY_HOST_TO_DEVICE)
+    raises_code(INVALID, copies.enqueue_fill, s, b, 8, 0, 9)
+    raises_code(INVALID, copies.enqueue_fill, s, 0x10, 8, 0, 8)
     assert s.statistics()["enqueued"] == before

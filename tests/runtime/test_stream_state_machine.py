@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 import acl
-from openacl.runtime import state
+from openacl import process
 
 NO_BLOCK, BLOCK = 0, 1
 H2D = 1
@@ -136,7 +136,7 @@ class StreamMachine(RuleBasedStateMachine):
                 acl.rt.unsubscribe_report(self.tid, stream)
             self.stop.set()
             acl.util.stop_thread(self.tid)
-            state.reset(force=True)
+            process.reset(force=True)
 
 
 StreamMachine.TestCase.settings = settings(

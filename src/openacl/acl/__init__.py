@@ -7,10 +7,10 @@ state and checks live in ``openacl.runtime``.
 
 from __future__ import annotations
 
+from openacl import process as _process
 from openacl.acl import mdl, rt, util
 from openacl.acl._args import BARE, VALUE, api
-from openacl.runtime import memory as _memory
-from openacl.runtime import state as _state
+from openacl.runtime import buffers as _buffers
 
 SUBMODULES = ("rt", "mdl", "util")
 
@@ -32,44 +32,44 @@ __all__ = [
 
 @api("|s")
 def init(config_path=None):
-    _state.init(config_path or None)
+    _process.init(config_path or None)
 
 
 @api("")
 def finalize():
-    _state.finalize()
+    _process.finalize()
 
 
 @api("", VALUE)
 def finalize_reference():
-    return _state.finalize_reference()
+    return _process.finalize_reference()
 
 
 @api("kK", BARE)
 def create_data_buffer(data, size):
-    return _memory.create_data_buffer(data, size)
+    return _buffers.create_data_buffer(data, size)
 
 
 @api("k")
 def destroy_data_buffer(data_buffer):
-    _memory.destroy_data_buffer(data_buffer)
+    _buffers.destroy_data_buffer(data_buffer)
 
 
 @api("k", BARE)
 def get_data_buffer_addr(data_buffer):
-    return _memory.data_buffers.get(data_buffer).addr
+    return _buffers.data_buffers.get(data_buffer).addr
 
 
 @api("k", BARE)
 def get_data_buffer_size(data_buffer):
-    return _memory.data_buffers.get(data_buffer).size & 0xFFFFFFFF
+    return _buffers.data_buffers.get(data_buffer).size & 0xFFFFFFFF
 
 
 @api("k", BARE)
 def get_data_buffer_size_v2(data_buffer):
-    return _memory.data_buffers.get(data_buffer).size
+    return _buffers.data_buffers.get(data_buffer).size
 
 
 @api("kkK")
 def update_data_buffer(data_buffer, data, size):
-    _memory.update_data_buffer(data_buffer, data, size)
+    _buffers.update_data_buffer(data_buffer, data, size)

@@ -12,7 +12,7 @@ from openacl.model import dataset as _dataset
 from openacl.model import desc as _desc
 from openacl.model import execute as _execute
 from openacl.model import model as _model
-from openacl.runtime import stream as _stream
+from openacl.runtime import device as _device
 
 __all__ = [
     "add_dataset_buffer",
@@ -89,7 +89,7 @@ def execute(model_id, input, output):
 
 @api("Ikkk")
 def execute_async(model_id, input, output, stream):
-    _execute.execute_async(_model.get(model_id), input, output, _stream.resolve(stream))
+    _execute.execute_async(_model.get(model_id), input, output, _device.resolve(stream))
 
 
 # ----- descriptions -----

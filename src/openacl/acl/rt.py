@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from openacl.acl._args import VALUE, api, require_callable
-from openacl.runtime import _sync
+from openacl.runtime import copies as _copies
 from openacl.runtime import device as _device
 from openacl.runtime import memory as _memory
 from openacl.runtime import report as _report
-from openacl.runtime import stream as _stream
+from openacl.runtime.sched import event as _event
+from openacl.runtime.sched import stream as _stream
+from openacl.runtime.sched.waiting import timeout_from_ms
 
 __all__ = [
     "create_context",
@@ -134,27 +136,27 @@ def destroy_stream_force(stream):
 
 @api("k")
 def synchronize_stream(stream):
-    _stream.resolve(stream).synchronize()
+    _device.resolve(stream).synchronize()
 
 
 @api("ki")
 def synchronize_stream_with_timeout(stream, timeout):
-    _stream.resolve(stream).synchronize(_sync.timeout_from_ms(timeout))
+    _device.resolve(stream).synchronize(timeout_from_ms(timeout))
 
 
 @api("k", VALUE, failure=_stream.ACL_STREAM_STATUS_NOT_READY)
 def stream_query(stream):
-    return _stream.resolve(stream).query()
+    return _device.resolve(stream).query()
 
 
 @api("k", VALUE)
 def stream_get_id(stream):
-    return _stream.resolve(stream).id
+    return _device.resolve(stream).id
 
 
 @api("kK")
 def set_stream_failure_mode(stream, mode):
-    _stream.resolve(stream).set_failure_mode(mode)
+    _device.resolve(stream).set_failure_mode(mode)
 
 
 @api("")
@@ -182,42 +184,42 @@ def destroy_event(event):
 
 @api("kk")
 def record_event(event, stream):
-    _stream.events.get(event).record(_stream.resolve(stream))
+    _device.events.get(event).record(_device.resolve(stream))
 
 
 @api("kk")
 def reset_event(event, stream):
-    _stream.events.get(event).reset(_stream.resolve(stream))
+    _device.events.get(event).reset(_device.resolve(stream))
 
 
-@api("k", VALUE, failure=_stream.ACL_EVENT_STATUS_NOT_READY)
+@api("k", VALUE, failure=_event.ACL_EVENT_STATUS_NOT_READY)
 def query_event(event):
-    return _stream.events.get(event).query()
+    return _device.events.get(event).query()
 
 
-@api("k", VALUE, failure=_stream.ACL_EVENT_RECORDED_STATUS_NOT_READY)
+@api("k", VALUE, failure=_event.ACL_EVENT_RECORDED_STATUS_NOT_READY)
 def query_event_status(event):
-    return _stream.events.get(event).query_status()
+    return _device.events.get(event).query_status()
 
 
 @api("k")
 def synchronize_event(event):
-    _stream.events.get(event).synchronize()
+    _device.events.get(event).synchronize()
 
 
 @api("ki")
 def synchronize_event_with_timeout(event, timeout):
-    _stream.events.get(event).synchronize(_sync.timeout_from_ms(timeout))
+    _device.events.get(event).synchronize(timeout_from_ms(timeout))
 
 
 @api("kk", VALUE, failure=0.0)
 def event_elapsed_time(start, end):
-    return _stream.elapsed_ms(_stream.events.get(start), _stream.events.get(end))
+    return _event.elapsed_ms(_device.events.get(start), _device.events.get(end))
 
 
 @api("kk")
 def stream_wait_event(stream, event):
-    _stream.events.get(event).wait_on(_stream.resolve(stream))
+    _device.events.get(event).wait_on(_device.resolve(stream))
 
 
 # ----- memory -----
@@ -245,24 +247,22 @@ def free_host(host_ptr):
 
 @api("kKkKi")
 def memcpy(dst, dst_max, src, count, kind):
-    _memory.check_copy(dst, dst_max, src, count, kind)
-    _memory.copy(dst, src, count)
+    _copies.memcpy(dst, dst_max, src, count, kind)
 
 
 @api("kKkKik")
 def memcpy_async(dst, dst_max, src, count, kind, stream):
-    _memory.enqueue_copy(_stream.resolve(stream), dst, dst_max, src, count, kind)
+    _copies.enqueue_copy(_device.resolve(stream), dst, dst_max, src, count, kind)
 
 
 @api("kKiK")
 def memset(dev_ptr, max_count, value, count):
-    _memory.check_set(dev_ptr, max_count, count)
-    _memory.fill(dev_ptr, value, count)
+    _copies.memset(dev_ptr, max_count, value, count)
 
 
 @api("kKiKk")
 def memset_async(dev_ptr, max_count, value, count, stream):
-    _memory.enqueue_fill(_stream.resolve(stream), dev_ptr, max_count, value, count)
+    _copies.enqueue_fill(_device.resolve(stream), dev_ptr, max_count, value, count)
 
 
 # ----- stream callbacks -----
@@ -270,18 +270,18 @@ def memset_async(dev_ptr, max_count, value, count, stream):
 
 @api("Kk")
 def subscribe_report(thread_id, stream):
-    _report.subscribe(thread_id, _stream.resolve_in_context(stream))
+    _report.subscribe(thread_id, _device.resolve_in_context(stream))
 
 
 @api("Kk")
 def unsubscribe_report(thread_id, stream):
-    _report.unsubscribe(thread_id, _stream.resolve_in_context(stream))
+    _report.unsubscribe(thread_id, _device.resolve_in_context(stream))
 
 
 @api("OOik")
 def launch_callback(fn, user_data, block_type, stream):
     require_callable(fn)
-    _report.launch(fn, user_data, block_type, _stream.resolve_in_context(stream))
+    _report.launch(fn, user_data, block_type, _device.resolve_in_context(stream))
 
 
 @api("i")

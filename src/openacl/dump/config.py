@@ -50,9 +50,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from openacl import jsonfile
 from openacl.errors import AclCode, AclError
 from openacl.log import get_logger
-from openacl.runtime import state
 
 __all__ = [
     "DEFAULT_STATS",
@@ -737,7 +737,7 @@ def parse_dump_section(section: object) -> DumpConfig:
 
 def load_dump_config(path: str) -> DumpConfig:
     """``acl.mdl.set_dump(path)``: read the file (its errors pass through) and parse its ``"dump"`` object."""
-    document = state.read_config(path)
+    document = jsonfile.read_config(path)
     if "dump" not in document:
         raise _invalid("dump", f'{path} has no "dump" object')
     return parse_dump_section(document["dump"])

@@ -57,6 +57,7 @@ _lock = threading.Lock()
 _dump_initialized = False  # init_dump called and not finalized
 _set_dump: DumpSession | None = None
 _default: DumpSession | None = None
+_acl_initialized = False  # told by acl.init (on_acl_init) and acl.finalize (reset): init_dump needs it
 _from_init: DumpSession | None = None
 _from_env: DumpSession | None = None
 _callback: Callable | None = None
@@ -67,21 +68,20 @@ _callback: Callable | None = None
 
 def on_acl_init(section: object) -> None:
     """Apply ``acl.init``'s ``"dump"`` section (raises ``ACL_ERROR_INVALID_DUMP_CONFIG`` before init succeeds)."""
-    global _from_init, _from_env
+    global _from_init, _from_env, _acl_initialized
     env_path = os.environ.get("OPENACL_DUMP")
     env_config = load_dump_config(env_path) if env_path else None
     config = parse_dump_section(section) if section is not None else None
     with _lock:
+        _acl_initialized = True
         _from_init = DumpSession(config, "acl.init") if config is not None and config.model_dump_enabled else None
         _from_env = DumpSession(env_config, "OPENACL_DUMP") if env_config is not None else None
 
 
 def init_dump() -> None:
     global _dump_initialized, _default
-    from openacl.runtime import state
-
     with _lock:
-        if not state.is_initialized():
+        if not _acl_initialized:
             raise AclError(AclCode.ACL_ERROR_UNINITIALIZE, "init_dump before acl.init")
         if _dump_initialized:
             raise AclError(AclCode.ACL_ERROR_REPEAT_INITIALIZE, "init_dump called twice without finalize_dump")
@@ -151,9 +151,10 @@ def settings_for_new_model() -> DumpSession | None:
 
 def reset() -> None:
     """Back to the starting state (``acl.finalize``, tests): pending files delivered, settings dropped."""
-    global _dump_initialized, _set_dump, _default, _from_init, _from_env, _callback
+    global _dump_initialized, _set_dump, _default, _from_init, _from_env, _callback, _acl_initialized
     writer.stop()
     with _lock:
+        _acl_initialized = False
         for session in (_set_dump, _default, _from_init, _from_env):
             if session is not None:
                 session.active = False

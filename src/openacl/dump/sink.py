@@ -27,8 +27,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from openacl.dump import format as dump_format
 from openacl.errors import AclCode, AclError
 from openacl.log import get_logger
+from openacl.runtime import memory
 
 log = get_logger("dump")
 
@@ -105,8 +107,6 @@ class DiskTarget:
         self._made: set[str] = set()
 
     def write(self, file: DumpFile) -> None:
-        from openacl.dump import format as dump_format
-
         directory = file.directory
         if directory not in self._made:
             os.makedirs(directory, exist_ok=True)
@@ -153,15 +153,16 @@ class ChunkTarget:
 
     def _chunk_buffer(self, size: int) -> np.ndarray:
         if self._buffer is None or self._buffer.nbytes < size:
-            from openacl.runtime import memory
-
             self._buffer = np.empty(size, np.uint8)
-            self._addr = memory.array_address(self._buffer)  # registered: ptr_to_bytes may read it
         return self._buffer
 
     def write(self, file: DumpFile) -> None:
-        from openacl.runtime import memory
+        """Deliver one file; the packing buffer is known memory (``ptr_to_bytes`` reads it) only meanwhile."""
+        buffer = self._chunk_buffer(min(chunk_bytes(), self.DIRECT_BYTES, max(file.size, 1)))
+        with memory.lent(buffer) as self._addr:
+            self._write(file)
 
+    def _write(self, file: DumpFile) -> None:
         limit = chunk_bytes()
         packed = min(limit, self.DIRECT_BYTES, max(file.size, 1))
         buffer = self._chunk_buffer(packed)

@@ -19,7 +19,6 @@ Where the CANN documentation and GE's code differ, openacl follows the documenta
 
 from __future__ import annotations
 
-import atexit
 import itertools
 import threading
 import time
@@ -104,16 +103,12 @@ def is_initialized() -> bool:
     return _ge.initialized
 
 
-@atexit.register
-def _at_exit() -> None:
-    """GEFinalize at exit when the program did not: a session worker still inside onnxruntime while the
-    interpreter is torn down aborts the process ("terminate called without an active exception")."""
-    if not _ge.initialized:
-        return
-    try:
+def finalize_at_exit() -> None:
+    """GEFinalize at exit when the program did not (``openacl.process``): a session worker still inside
+    onnxruntime while the interpreter is torn down aborts the process ("terminate called without an active
+    exception")."""
+    if _ge.initialized:
         ge_finalize()
-    except Exception:  # never let cleanup turn a clean exit into a traceback
-        log.exception("GEFinalize at exit failed")
 
 
 GEInitialize = ge_initialize

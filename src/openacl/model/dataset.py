@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from openacl.errors import AclCode, AclError
+from openacl.runtime.buffers import DataBuffer, data_buffers
 from openacl.runtime.handles import HandleTable
-from openacl.runtime.memory import DataBuffer, data_buffers
 
 
 class Dataset:

@@ -22,8 +22,9 @@ from openacl.model.dataset import datasets
 from openacl.model.model import Model, TensorDesc
 from openacl.runtime import context as _context
 from openacl.runtime import memory
-from openacl.runtime.memory import DataBuffer
-from openacl.runtime.stream import Stream, Task
+from openacl.runtime.buffers import DataBuffer
+from openacl.runtime.sched.stream import Stream
+from openacl.runtime.sched.task import work_task
 
 _INVALID = AclCode.ACL_ERROR_INVALID_PARAM
 
@@ -115,4 +116,4 @@ def execute_async(model: Model, input_dataset: int, output_dataset: int, stream:
     def work() -> None:
         run(model, feeds, buffers, stream.device_id, stream.id)
 
-    stream.enqueue(Task.work_task(f"model_execute:{model.name}", work))
+    stream.enqueue(work_task(f"model_execute:{model.name}", work))

@@ -1,10 +1,15 @@
-"""Simulated devices and their contexts.
+"""Simulated devices, their contexts, and the lifetimes of streams and events.
 
 Each device counts its users: ``set_device`` and every explicitly created context take a reference;
 ``reset_device`` and ``destroy_context`` give one back. When the count reaches zero the device is torn down:
 its streams are drained (callbacks still pending with no thread able to run them are dropped with a
 warning), its subscriptions removed, its memory freed and its engine threads stopped. ``reset_device_force``
 tears down at once, dropping queued work.
+
+Teardown runs in two steps, so that no lock is held while it waits: drain (every stream synchronized, or its
+queued work dropped with force) with no lock held, then finish under ``Device.lock``. A ``set_device`` that
+comes while a reset drains (a pending callback may call it) keeps the device open: the finish sees the new
+reference and leaves the device as it is.
 """
 
 from __future__ import annotations
@@ -16,18 +21,11 @@ from openacl.errors import AclCode, AclError
 from openacl.log import get_logger
 from openacl.runtime import context as _context
 from openacl.runtime import memory, report
-from openacl.runtime._sync import LOCK
 from openacl.runtime.handles import HandleTable
-from openacl.runtime.stream import (
-    EVENT_FLAGS,
-    MAX_PRIORITY,
-    STREAM_FLAGS,
-    Engine,
-    Event,
-    Stream,
-    events,
-    streams,
-)
+from openacl.runtime.sched import lock as _lock
+from openacl.runtime.sched.engine import Engine
+from openacl.runtime.sched.event import EVENT_FLAGS, Event
+from openacl.runtime.sched.stream import MAX_PRIORITY, STREAM_FLAGS, Stream
 
 log = get_logger("rt")
 
@@ -35,6 +33,8 @@ DEFAULT_DEVICE_COUNT = 8
 ACL_DEVICE, ACL_HOST = 0, 1
 
 contexts: HandleTable[Context] = HandleTable("context")
+streams: HandleTable[Stream] = HandleTable("stream")
+events: HandleTable[Event] = HandleTable("event")
 
 
 class Context:
@@ -61,45 +61,31 @@ class Device:
         self.engine: Engine | None = None
         self.events: set[Event] = set()
         self._next_stream_id = 0
-        self.lock = threading.RLock()  # orders set/reset/teardown of this device; never held by workers
+        # Invariant: guards refs, contexts, primary, events and engine; held only for quick changes of them,
+        # never across a wait, a thread join or user code (teardown drains and joins with it released).
+        self.lock = threading.Lock()
 
-    def open(self) -> None:
+    def open_locked(self) -> Engine:
         if self.engine is None:
             self.engine = Engine(self.id)
+        return self.engine
 
     def new_stream(self, ctx: Context, priority: int = 0, flags: int = 0) -> Stream:
-        self.open()
-        with LOCK:
+        engine = self.open_locked()
+        with _lock.locked:
             stream_id = self._next_stream_id
             self._next_stream_id += 1
-        stream = Stream(ctx, stream_id, self.engine, priority, flags)
+        stream = Stream(ctx, stream_id, engine, priority, flags)
         stream.handle = streams.add(stream)
         ctx.streams.add(stream)
         return stream
 
-    def primary_context(self) -> Context:
+    def primary_context_locked(self) -> Context:
         if self.primary is None or self.primary.destroyed:
-            self.open()
+            self.open_locked()
             self.primary = Context(self, primary=True)
             self.contexts.append(self.primary)
         return self.primary
-
-    def teardown(self, force: bool) -> None:
-        for ctx in list(self.contexts):
-            destroy_context_object(ctx, force)
-        self.contexts.clear()
-        self.primary = None
-        for event in self.events:
-            if event.handle in events:
-                events.remove(event.handle)
-        self.events.clear()
-        freed = memory.space.remove_device(self.id)
-        if freed:
-            log.info("device %d reset: %d allocation(s) freed", self.id, freed)
-        if self.engine is not None:
-            self.engine.shutdown()
-            self.engine = None
-        self.refs = 0
 
 
 _devices: list[Device] = []
@@ -145,14 +131,15 @@ def current_device() -> Device:
     return current_context().device
 
 
-# ----- API -----
+# ----- devices and contexts -----
 
 
 def set_device(device_id: int) -> None:
     device = get(device_id)
     with device.lock:
         device.refs += 1
-        _context.set_current(device.primary_context())
+        ctx = device.primary_context_locked()
+    _context.set_current(ctx)
 
 
 def reset_device(device_id: int, force: bool = False) -> None:
@@ -162,8 +149,37 @@ def reset_device(device_id: int, force: bool = False) -> None:
             log.warning("reset_device(%d): the device is not set", device_id)
             return
         device.refs = 0 if force else max(device.refs - 1, 0)
-        if device.refs == 0:
-            device.teardown(force)
+        if device.refs:
+            return
+    teardown(device, force)
+
+
+def teardown(device: Device, force: bool) -> None:
+    """Drain every stream of the device (no lock held), then, unless a new reference came meanwhile, destroy
+    its contexts, events and memory and stop its engine."""
+    with device.lock:
+        draining = [s for ctx in device.contexts for s in ctx.streams]
+    _drain(draining, force)
+    with device.lock:
+        if device.refs > 0:
+            return  # set_device during the drain: the device stays open
+        closing = list(device.contexts)
+        device.contexts.clear()
+        device.primary = None
+        for ctx in closing:
+            ctx.destroyed = True
+        for event in device.events:
+            if event.handle in events:
+                events.remove(event.handle)
+        device.events.clear()
+        engine, device.engine = device.engine, None
+    for ctx in closing:
+        _close_context(ctx)
+    freed = memory.space.remove_device(device.id)
+    if freed:
+        log.info("device %d reset: %d allocation(s) freed", device.id, freed)
+    if engine is not None:
+        engine.shutdown()
 
 
 def get_device() -> int:
@@ -174,6 +190,7 @@ def create_context(device_id: int) -> int:
     device = get(device_id)
     with device.lock:
         device.refs += 1
+        device.open_locked()
         ctx = Context(device, primary=False)
         device.contexts.append(ctx)
     _context.set_current(ctx)
@@ -184,22 +201,35 @@ def destroy_context(handle: int) -> None:
     ctx = contexts.get(handle)
     if ctx.primary:
         raise AclError(AclCode.ACL_ERROR_INVALID_PARAM, "the default context of a device is destroyed by reset_device")
+    if ctx.destroyed:
+        return
     device = ctx.device
+    _drain(list(ctx.streams), force=False)
     with device.lock:
-        destroy_context_object(ctx, force=False)
+        if ctx.destroyed:
+            return
+        ctx.destroyed = True
         if ctx in device.contexts:
             device.contexts.remove(ctx)
         device.refs = max(device.refs - 1, 0)
-        if device.refs == 0:
-            device.teardown(force=False)
+        last = device.refs == 0
+    _close_context(ctx)
+    if last:
+        teardown(device, force=False)
 
 
-def destroy_context_object(ctx: Context, force: bool) -> None:
-    if ctx.destroyed:
-        return
+def _drain(draining: list[Stream], force: bool) -> None:
+    for stream in draining:
+        if force:
+            report.detach_stream(stream, "reset_device_force")
+            with _lock.locked:
+                stream.discard_pending_locked("reset_device_force")
+        _synchronize_for_destroy(stream)
+
+
+def _close_context(ctx: Context) -> None:
     for stream in list(ctx.streams):
-        destroy_stream_object(stream, force)
-    ctx.destroyed = True
+        destroy_stream_object(stream, force=True, reason="context destroyed")
     if ctx.handle in contexts:
         contexts.remove(ctx.handle)
 
@@ -215,13 +245,39 @@ def get_context() -> int:
 # ----- streams -----
 
 
+def resolve(handle: int) -> Stream:
+    """The stream a pyACL handle names; 0 is the current context's default stream."""
+    if handle == 0:
+        ctx = _context.current()
+        if ctx is None:
+            raise AclError(AclCode.ACL_ERROR_RT_CONTEXT_NULL, "stream 0 needs a current context (set_device first)")
+        return ctx.default_stream
+    return streams.get(handle)
+
+
+def resolve_in_context(handle: int) -> Stream:
+    """As ``resolve``, for the callback calls, which CANN checks against the current context."""
+    ctx = _context.current()
+    if ctx is None:
+        raise AclError(AclCode.ACL_ERROR_RT_CONTEXT_NULL, "this thread has no current context")
+    if handle == 0:
+        return ctx.default_stream
+    stream = streams.get(handle)
+    if stream.context is not ctx:
+        raise AclError(AclCode.ACL_ERROR_RT_STREAM_CONTEXT, f"stream {stream.id} belongs to another context")
+    return stream
+
+
 def create_stream(priority: int = 0, flags: int = 0) -> int:
     if not 0 <= priority <= MAX_PRIORITY:
         raise AclError(AclCode.ACL_ERROR_INVALID_PARAM, f"priority {priority} is not in 0..{MAX_PRIORITY}")
     if flags & ~STREAM_FLAGS:
         raise AclError(AclCode.ACL_ERROR_INVALID_PARAM, f"stream flag {flags:#x} is not supported")
     ctx = current_context()
-    return ctx.device.new_stream(ctx, priority, flags).handle
+    with ctx.device.lock:
+        if ctx.destroyed:
+            raise AclError(AclCode.ACL_ERROR_RT_CONTEXT_NULL, "the current context was destroyed")
+        return ctx.device.new_stream(ctx, priority, flags).handle
 
 
 def destroy_stream(handle: int, force: bool = False) -> None:
@@ -231,25 +287,29 @@ def destroy_stream(handle: int, force: bool = False) -> None:
     destroy_stream_object(stream, force)
 
 
-def destroy_stream_object(stream: Stream, force: bool) -> None:
-    """Without force: wait for the stream's work, callbacks included, then destroy it."""
-    if stream.destroyed:
-        return
-    if force:
-        report.detach_stream(stream, "destroy_stream_force")
-        with LOCK:
-            dropped = stream.discard_pending_locked()
-        if dropped:
-            log.warning("destroy_stream_force: stream %d: %d queued task(s) dropped", stream.id, dropped)
+def _synchronize_for_destroy(stream: Stream) -> None:
     try:
         stream.synchronize()
     except AclError as exc:
         if exc.code == AclCode.ACL_ERROR_API_NOT_SUPPORT:
             raise
         log.warning("stream %d destroyed after a failed task: %s", stream.id, exc)
-    report.detach_stream(stream, "destroy_stream")
-    with LOCK:
+
+
+def destroy_stream_object(stream: Stream, force: bool, reason: str = "destroy_stream") -> None:
+    """Without force: wait for the stream's work, callbacks included, then destroy it. Work enqueued after
+    that wait (by another thread, racing the destroy) is dropped with a warning."""
+    if stream.destroyed:
+        return
+    if force:
+        report.detach_stream(stream, "destroy_stream_force")
+        with _lock.locked:
+            stream.discard_pending_locked("destroy_stream_force")
+    _synchronize_for_destroy(stream)
+    report.detach_stream(stream, reason)
+    with _lock.locked:
         stream.destroyed = True
+        stream.discard_pending_locked(reason)
     stream.context.streams.discard(stream)
     if stream.handle in streams:
         streams.remove(stream.handle)
@@ -257,10 +317,11 @@ def destroy_stream_object(stream: Stream, force: bool) -> None:
 
 def synchronize_device() -> None:
     device = current_device()
-    for ctx in list(device.contexts):
-        for stream in list(ctx.streams):
-            if not stream.destroyed:
-                stream.synchronize()
+    with device.lock:
+        draining = [s for ctx in device.contexts for s in ctx.streams]
+    for stream in draining:
+        if not stream.destroyed:
+            stream.synchronize()
 
 
 # ----- events -----
@@ -272,18 +333,59 @@ def create_event(flags: int = 0) -> int:
     device = current_device()
     event = Event(device.id, flags)
     event.handle = events.add(event)
-    device.events.add(event)
+    with device.lock:
+        device.events.add(event)
     return event.handle
 
 
 def destroy_event(handle: int) -> None:
     event = events.remove(handle)
-    get(event.device_id).events.discard(event)
+    device = get(event.device_id)
+    with device.lock:
+        device.events.discard(event)
+
+
+# ----- the whole process (openacl.process) -----
 
 
 def teardown_all(force: bool = False) -> None:
     """Reset every open device; without ``force`` its streams are drained first (``acl.finalize``)."""
     for device in opened():
         with device.lock:
-            device.teardown(force)
+            device.refs = 0
+        teardown(device, force)
     report.reset()
+
+
+def quiesce() -> None:
+    """Process exit: drop all queued work, stop every engine, waiting for nothing (a callback or task still
+    running is not waited for); streams, contexts and memory stay known, so a late finalizer that frees or
+    destroys them still succeeds (quietly). New stream work gets 107022."""
+    for device in opened():
+        with device.lock:
+            draining = [s for ctx in device.contexts for s in ctx.streams]
+            engine = device.engine
+        with _lock.locked:
+            for stream in draining:
+                stream.discard_pending_locked("process exit")
+        if engine is not None:
+            engine.shutdown(join=False)
+    report.reset()
+
+
+def forget_all() -> None:
+    """Process reset, after ``teardown_all``: no device is known any more."""
+    with _devices_lock:
+        _devices.clear()
+
+
+def reinit_after_fork() -> None:
+    """A forked child (LOCK held by the at-fork hook): the parent's engine threads do not exist here."""
+    global _devices_lock
+    _devices_lock = threading.Lock()
+    for device in _devices:
+        device.lock = threading.Lock()
+        if device.engine is not None:
+            device.engine.reset_after_fork()
+    for stream in streams.values():
+        stream.abandon_running_locked("the process forked while this task ran; it does not run in the child")

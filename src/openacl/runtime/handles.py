@@ -3,6 +3,9 @@
 Handles look like addresses (as in pyACL), are unique over the life of the process and never reused, so a
 stale handle can never reach a newer object. Each kind has its own table; a handle of one kind passed where
 another is expected is simply not found.
+
+Every table registers itself here when it is made, so ``clear_all`` (``openacl.process.reset``) empties all of
+them, wherever they live (runtime, model, op, media), and no table can be forgotten by a reset.
 """
 
 from __future__ import annotations
@@ -20,6 +23,10 @@ _counter = itertools.count(1)
 _counter_lock = threading.Lock()
 
 
+def reinit_after_fork() -> None:
+    _counter_lock._at_fork_reinit()  # type: ignore[attr-defined]
+
+
 def new_handle() -> int:
     with _counter_lock:
         return _HANDLE_BASE + next(_counter) * 16
@@ -32,6 +39,7 @@ class HandleTable(Generic[T]):
         self.kind = kind
         self.code = code
         self._objects: dict[int, T] = {}
+        _TABLES.append(self)
 
     def add(self, obj: T) -> int:
         handle = new_handle()
@@ -57,3 +65,20 @@ class HandleTable(Generic[T]):
 
     def values(self) -> list[T]:
         return list(self._objects.values())
+
+    def clear(self) -> None:
+        self._objects.clear()
+
+
+_TABLES: list[HandleTable] = []
+
+
+def clear_all() -> None:
+    """Forget every handle of every kind (process reset; handles already given out stay unique)."""
+    for table in _TABLES:
+        table.clear()
+
+
+def table_sizes() -> dict[str, int]:
+    """How many live handles each kind has: a reset leaves every one at zero."""
+    return {table.kind: len(table) for table in _TABLES}

@@ -29,16 +29,11 @@ import numpy as np
 
 from openacl.errors import AclCode, AclError
 from openacl.log import get_logger
-from openacl.runtime.handles import HandleTable
-from openacl.runtime.stream import Stream, Task
 
 log = get_logger("rt")
 
 ALIGNMENT = 64
 MALLOC_POLICIES = range(0, 8)  # HUGE_FIRST .. HUGE1G_ONLY_P2P
-ACL_MEMCPY_HOST_TO_HOST, ACL_MEMCPY_HOST_TO_DEVICE, ACL_MEMCPY_DEVICE_TO_HOST = 0, 1, 2
-ACL_MEMCPY_DEVICE_TO_DEVICE, ACL_MEMCPY_DEFAULT, ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE = 3, 4, 5
-ACL_MEMCPY_INNER_DEVICE_TO_DEVICE, ACL_MEMCPY_INTER_DEVICE_TO_DEVICE = 6, 7
 _INVALID = AclCode.ACL_ERROR_INVALID_PARAM
 
 
@@ -50,19 +45,6 @@ class Kind(enum.Enum):
     @property
     def on_host(self) -> bool:
         return self is not Kind.DEVICE
-
-
-# What each memcpy kind requires of (src, dst): True = device memory, False = host memory, None = either.
-_COPY_SIDES: dict[int, tuple[bool | None, bool | None]] = {
-    ACL_MEMCPY_HOST_TO_HOST: (False, False),
-    ACL_MEMCPY_HOST_TO_DEVICE: (False, True),
-    ACL_MEMCPY_DEVICE_TO_HOST: (True, False),
-    ACL_MEMCPY_DEVICE_TO_DEVICE: (True, True),
-    ACL_MEMCPY_DEFAULT: (None, None),
-    ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE: (False, True),
-    ACL_MEMCPY_INNER_DEVICE_TO_DEVICE: (True, True),
-    ACL_MEMCPY_INTER_DEVICE_TO_DEVICE: (True, True),
-}
 
 
 @dataclass(eq=False)
@@ -171,6 +153,18 @@ class AddressSpace:
         with self._lock:
             return list(self._regions)
 
+    def clear(self) -> int:
+        """Forget every region (process reset); returns how many there were."""
+        with self._lock:
+            count = len(self._regions)
+            self._starts, self._regions = [], []
+            self._user_count = 0
+            self._next_sweep = 256
+        return count
+
+    def reinit_after_fork(self) -> None:
+        self._lock._at_fork_reinit()  # type: ignore[attr-defined]
+
     def remove_device(self, device_id: int) -> int:
         """Forget every allocation of a device (reset); returns how many."""
         with self._lock:
@@ -246,32 +240,6 @@ def region_for(addr: int, size: int, what: str, *, write: bool = False) -> Regio
     return region
 
 
-def check_copy(dst: int, dst_max: int, src: int, count: int, kind: int) -> tuple[Region, Region]:
-    """Validate a memcpy; return the (dst, src) regions."""
-    sides = _COPY_SIDES.get(kind)
-    if sides is None:
-        raise AclError(_INVALID, f"memcpy kind {kind} is not one of 0..7")
-    if count < 0 or dst_max < 0:
-        raise AclError(_INVALID, f"negative size (count {count}, dst_max {dst_max})")
-    if count > dst_max:
-        raise AclError(_INVALID, f"count {count} is larger than dst_max {dst_max}")
-    dst_region = region_for(dst, count, "destination", write=True)
-    src_region = region_for(src, count, "source")
-    for name, region, want_device in (
-        ("source", src_region, sides[0]),
-        ("destination", dst_region, sides[1]),
-    ):
-        if want_device is not None and (region.kind is Kind.DEVICE) != want_device:
-            where = "device" if want_device else "host"
-            raise AclError(_INVALID, f"memcpy kind {kind}: {name} must be {where} memory, not {region.kind.value}")
-    return dst_region, src_region
-
-
-def copy(dst: int, src: int, count: int) -> None:
-    if count:
-        ctypes.memmove(dst, src, count)
-
-
 def check_workspace(addr: int, size: int, need: int, what: str) -> None:
     """Memory a caller lends a model (``load_from_file_with_mem``): 0 means the runtime manages it."""
     if addr == 0 and size == 0:
@@ -279,19 +247,6 @@ def check_workspace(addr: int, size: int, need: int, what: str) -> None:
     if size < need:
         raise AclError(_INVALID, f"{what} memory of {size} bytes is smaller than the {need} bytes the model needs")
     region_for(addr, size, f"{what} memory", write=True)
-
-
-def check_set(addr: int, max_count: int, count: int) -> Region:
-    if count < 0 or max_count < 0:
-        raise AclError(_INVALID, f"negative size (count {count}, max_count {max_count})")
-    if count > max_count:
-        raise AclError(_INVALID, f"count {count} is larger than max_count {max_count}")
-    return region_for(addr, count, "memset address", write=True)
-
-
-def fill(addr: int, value: int, count: int) -> None:
-    if count:
-        ctypes.memset(addr, value & 0xFF, count)
 
 
 # ----- Python objects' memory (acl.util) -----
@@ -380,67 +335,3 @@ def view_array(addr: int, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray
     if not region.writable:
         out.flags.writeable = False
     return out
-
-
-# ----- data buffers (aclDataBuffer) -----
-
-
-class DataBuffer:
-    """A (pointer, size) pair that models read from and write to."""
-
-    __slots__ = ("addr", "handle", "size")
-
-    def __init__(self, addr: int, size: int) -> None:
-        self.addr, self.size, self.handle = addr, size, 0
-
-
-data_buffers: HandleTable[DataBuffer] = HandleTable("data buffer")
-
-
-def _check_buffer_memory(addr: int, size: int) -> None:
-    if size < 0:
-        raise AclError(_INVALID, f"data buffer size {size} is negative")
-    if addr == 0:
-        if size:
-            raise AclError(_INVALID, f"data buffer of {size} bytes at address 0")
-        return
-    region_for(addr, size, "data buffer address")
-
-
-def create_data_buffer(addr: int, size: int) -> int:
-    _check_buffer_memory(addr, size)
-    buffer = DataBuffer(addr, size)
-    buffer.handle = data_buffers.add(buffer)
-    return buffer.handle
-
-
-def update_data_buffer(handle: int, addr: int, size: int) -> None:
-    buffer = data_buffers.get(handle)
-    _check_buffer_memory(addr, size)
-    buffer.addr, buffer.size = addr, size
-
-
-def destroy_data_buffer(handle: int) -> None:
-    data_buffers.remove(handle)
-
-
-# ----- stream-ordered copies -----
-
-
-def enqueue_copy(stream: Stream, dst: int, dst_max: int, src: int, count: int, kind: int) -> None:
-    """Check now, copy when the stream gets there; the regions stay alive until then."""
-    dst_region, src_region = check_copy(dst, dst_max, src, count, kind)
-
-    def work(keep=(dst_region.keep, src_region.keep)) -> None:
-        copy(dst, src, count)
-
-    stream.enqueue(Task.work_task("memcpy_async", work))
-
-
-def enqueue_fill(stream: Stream, addr: int, max_count: int, value: int, count: int) -> None:
-    region = check_set(addr, max_count, count)
-
-    def work(keep=region.keep) -> None:
-        fill(addr, value, count)
-
-    stream.enqueue(Task.work_task("memset_async", work))

@@ -10,6 +10,11 @@ Guarantees:
   ``launch_callback`` ...). A callback that waits for its own stream gets an error instead of a deadlock.
 - Callbacks that can no longer run are never lost silently: ``unsubscribe_report``, a forced stream destroy
   and a report thread that has exited drop them with one warning that says how many.
+
+Every state change of a callback is in this module: posted by the stream (``Stream._post_callback_locked``),
+claimed (POSTED -> RUNNING, pushed on the thread's running stack) and finished (-> DONE, popped) by
+``run_callback``, dropped by ``_detach_locked``. Waits for a running callback to return (``unsubscribe``,
+``destroy_stream``) name it (``TaskDone``), so the wait graph sees them.
 """
 
 from __future__ import annotations
@@ -20,9 +25,11 @@ from queue import Empty, SimpleQueue
 from openacl import trace
 from openacl.errors import AclCode, AclError
 from openacl.log import get_logger
-from openacl.runtime import _sync
-from openacl.runtime._sync import LOCK, Wake, callbacks_running_here, running_callbacks
-from openacl.runtime.stream import Stream, Task, TaskKind, TaskState
+from openacl.runtime.sched import lock as _lock
+from openacl.runtime.sched import tracing, waitgraph, waiting
+from openacl.runtime.sched.stream import Stream
+from openacl.runtime.sched.task import Task, TaskKind, TaskState
+from openacl.runtime.sched.waiting import TaskDone, Wake
 
 log = get_logger("rt")
 
@@ -56,51 +63,37 @@ _threads: dict[int, ReportThread] = {}
 def run_callback(task: Task) -> bool:
     """Run a posted callback on the calling thread; False if it was dropped before it started."""
     stream = task.stream
-    # The hot path: no ``with LOCK`` (see ``_sync.wait_for_lock``), and the claim is inline because every call
-    # made while LOCK is held is a point where the GIL can pass to a thread that then stalls on LOCK.
-    if not LOCK.acquire(False):
-        _sync.wait_for_lock()
+    # The hot path: the claim is inline because every call made while LOCK is held is a point where the GIL
+    # can pass to a thread that then stalls on LOCK.
+    _lock.acquire()
     try:
         if task.state is not TaskState.POSTED:  # dropped before it could start
             return False
         task.state = TaskState.RUNNING
+        task.thread = threading.get_ident()
+        stack = waitgraph.running_stack()
+        stack.append(task)
     finally:
-        LOCK.release()
-    rec = trace.recorder
-    start = trace.now_ns() if rec is not None else 0
-    stack = running_callbacks()
-    stack.append(task)
+        _lock.release()
+    start = trace.now_ns() if trace.recorder is not None else 0
     try:
         task.fn(task.user_data)
     except Exception:
         log.exception("stream %d: callback %r raised; the stream goes on", stream.id, task.fn)
     finally:
-        stack.pop()
-        if not LOCK.acquire(False):
-            _sync.wait_for_lock()
+        _lock.acquire()
         try:
+            stack.pop()
             stream.callback_finished_locked(task)
         finally:
-            LOCK.release()
-    if rec is not None:
-        posted = task.reached_ns or start
-        rec.add(
-            getattr(task.fn, "__qualname__", "callback"),
-            "callback",
-            posted,
-            start,
-            trace.now_ns(),
-            stream=stream.id,
-            flag="BLOCK" if task.blocking else "NO_BLOCK",
-            report_thread=threading.get_ident(),
-            queued_ns=task.queued_ns or posted,
-            posted_ns=posted,
-        )
+            _lock.release()
+    if trace.recorder is not None:
+        tracing.callback(task, start)
     return True
 
 
 def subscribe(thread_id: int, stream: Stream) -> None:
-    with LOCK:
+    with _lock.locked:
         if stream.subscription is not None:
             raise AclError(
                 AclCode.ACL_ERROR_RT_STREAM_SUBSCRIBE,
@@ -116,19 +109,26 @@ def subscribe(thread_id: int, stream: Stream) -> None:
             if len(_threads) >= MAX_THREADS:
                 raise AclError(AclCode.ACL_ERROR_RT_INTERNAL_ERROR, f"more than {MAX_THREADS} subscribed threads")
             reporter = _threads[thread_id] = ReportThread(thread_id, stream.device_id)
-            _sync.REPORT_THREADS[thread_id] = reporter
-            count = len(_threads)
-        else:
-            count = 0
+            waiting.REPORT_THREADS[thread_id] = reporter
+            if len(_threads) > RECOMMENDED_THREADS:
+                _lock.log_locked(
+                    log,
+                    30,
+                    "%d threads subscribed for callbacks; CANN recommends at most %d",
+                    len(_threads),
+                    RECOMMENDED_THREADS,
+                )
         reporter.streams.add(stream)
         stream.subscription = reporter
-    if count > RECOMMENDED_THREADS:
-        log.warning("%d threads subscribed for callbacks; CANN recommends at most %d", count, RECOMMENDED_THREADS)
 
 
 def unsubscribe(thread_id: int, stream: Stream, *, reason: str = "unsubscribe_report") -> None:
-    """Unbind ``stream`` from ``thread_id``; callbacks not started yet are dropped, running ones waited for."""
-    with LOCK:
+    """Unbind ``stream`` from ``thread_id``; callbacks not started yet are dropped, running ones waited for.
+
+    Inside a callback, a wait for a running callback that (through other threads' waits) needs this thread's
+    own callback is refused with 200001 before anything changes."""
+
+    def prepare() -> list[TaskDone]:
         reporter = stream.subscription
         if reporter is None:
             raise AclError(AclCode.ACL_ERROR_RT_STREAM_SUBSCRIBE, f"stream {stream.id} is not subscribed")
@@ -137,16 +137,34 @@ def unsubscribe(thread_id: int, stream: Stream, *, reason: str = "unsubscribe_re
                 AclCode.ACL_ERROR_RT_THREAD_SUBSCRIBE,
                 f"stream {stream.id} is subscribed by thread {reporter.thread_id}, not {thread_id}",
             )
-        running = _detach_locked(reporter, stream, reason)
-    _wait_for_running(running)
+        return _detach_checked_locked(reporter, stream, reason)
+
+    waiting.wait(prepare, None)
 
 
-def _detach_locked(reporter: ReportThread, stream: Stream, reason: str) -> list[Task]:
+def _detach_checked_locked(reporter: ReportThread, stream: Stream, reason: str) -> list[TaskDone]:
+    """Refuse (200001) first if waiting for the stream's running callbacks would close a circle; then detach.
+    Returns what to wait for: the running callbacks, except the ones this thread is running."""
+    mine = set(map(id, waitgraph.callbacks_running_here()))
+    targets = [
+        TaskDone(task)
+        for task in stream.callbacks_running_locked(stream.last_seq_locked(), finished=True)
+        if id(task) not in mine
+    ]
+    for target in targets:
+        waitgraph.refuse_locked(target)
+    _detach_locked(reporter, stream, reason)
+    return targets
+
+
+def _detach_locked(reporter: ReportThread, stream: Stream, reason: str) -> None:
     stream.subscription = None
     reporter.streams.discard(stream)
-    dropped, running = stream.drop_callbacks_locked()
+    dropped, _running = stream.drop_callbacks_locked()
     if dropped:
-        log.warning(
+        _lock.log_locked(
+            log,
+            30,
             "%s: stream %d: %d callback(s) not run yet were dropped (synchronize the stream first to run them)",
             reason,
             stream.id,
@@ -154,33 +172,18 @@ def _detach_locked(reporter: ReportThread, stream: Stream, reason: str) -> list[
         )
     if not reporter.streams:
         del _threads[reporter.thread_id]
-        _sync.REPORT_THREADS.pop(reporter.thread_id, None)
+        waiting.REPORT_THREADS.pop(reporter.thread_id, None)
         reporter.queue.put(Wake("unsubscribed"))
-    return running
-
-
-def _wait_for_running(running: list[Task]) -> None:
-    """Wait for callbacks that are running on other threads (never for one the caller is running)."""
-    mine = set(map(id, callbacks_running_here()))
-    for task in running:
-        if id(task) in mine:
-            continue
-
-        def attach(waiter, task=task) -> bool:
-            if task.state is not TaskState.RUNNING:
-                return True
-            task.waiters = [*(task.waiters or ()), waiter]
-            return False
-
-        _sync.wait(attach, None)
 
 
 def detach_stream(stream: Stream, reason: str) -> None:
-    """Remove any subscription of a stream that is going away."""
-    with LOCK:
+    """Remove any subscription of a stream that is going away, waiting for its running callbacks."""
+
+    def prepare() -> list[TaskDone]:
         reporter = stream.subscription
-        running = _detach_locked(reporter, stream, reason) if reporter is not None else []
-    _wait_for_running(running)
+        return _detach_checked_locked(reporter, stream, reason) if reporter is not None else []
+
+    waiting.wait(prepare, None)
 
 
 def launch(fn, user_data, block_type: int, stream: Stream) -> None:
@@ -201,7 +204,7 @@ def launch(fn, user_data, block_type: int, stream: Stream) -> None:
 
 def process_report(timeout_ms: int) -> None:
     """Run every pending callback of the calling thread's streams; wait up to ``timeout_ms`` (-1: forever)."""
-    timeout = _sync.timeout_from_ms(timeout_ms)
+    timeout = waiting.timeout_from_ms(timeout_ms)
     me = threading.get_ident()
     reporter = _threads.get(me)
     if reporter is None:
@@ -242,7 +245,7 @@ def process_report(timeout_ms: int) -> None:
 
 def reap_exited_threads() -> None:
     """Unsubscribe report threads that have exited, dropping (with a warning) callbacks only they could run."""
-    with LOCK:
+    with _lock.locked:
         if not _threads:
             return
         candidates = [r for r in _threads.values() if any(s.pending_callbacks_locked() for s in r.streams)]
@@ -254,14 +257,14 @@ def reap_exited_threads() -> None:
         if thread is not None and reporter.thread is thread:
             continue  # still running (a new thread that only reuses the id does not count, nor does one that
             # took the id of a thread that had already exited when it was subscribed, until it serves the id)
-        with LOCK:
+        with _lock.locked:
             if _threads.get(reporter.thread_id) is not reporter:
                 continue
             for stream in list(reporter.streams):
                 _detach_locked(reporter, stream, f"report thread {reporter.thread_id} has exited")
 
 
-_sync.IDLE_HOOKS.append(reap_exited_threads)
+waiting.IDLE_HOOKS.append(reap_exited_threads)
 
 
 def subscribed_thread_count() -> int:
@@ -269,8 +272,8 @@ def subscribed_thread_count() -> int:
 
 
 def reset() -> None:
-    """Forget every subscription (process teardown)."""
-    with LOCK:
+    """Forget every subscription (process teardown); threads blocked in ``process_report`` wake with 107012."""
+    with _lock.locked:
         for reporter in list(_threads.values()):
             for stream in list(reporter.streams):
                 _detach_locked(reporter, stream, "finalize")

@@ -1,11 +1,11 @@
-"""The scheduling lock's hot-path acquire (``_sync.wait_for_lock``)."""
+"""The scheduling lock's hot-path acquire (``lock.acquire``)."""
 
 from __future__ import annotations
 
 import threading
 import time
 
-from openacl.runtime import _sync
+from openacl.runtime.sched import lock
 
 
 def test_wait_for_lock_takes_the_lock_once_its_holder_lets_go():
@@ -15,7 +15,7 @@ def test_wait_for_lock_takes_the_lock_once_its_holder_lets_go():
     order: list[str] = []
 
     def holder() -> None:
-        with _sync.LOCK:
+        with lock.LOCK:
             held.set()
             release.wait(10)
             order.append("released")
@@ -26,9 +26,9 @@ def test_wait_for_lock_takes_the_lock_once_its_holder_lets_go():
     waiter_done = threading.Event()
 
     def waiter() -> None:
-        _sync.wait_for_lock()
+        lock.acquire()
         order.append("acquired")
-        _sync.LOCK.release()
+        lock.LOCK.release()
         waiter_done.set()
 
     other = threading.Thread(target=waiter)
@@ -39,7 +39,7 @@ def test_wait_for_lock_takes_the_lock_once_its_holder_lets_go():
     thread.join()
     other.join()
     assert order == ["released", "acquired"]
-    assert not _sync.LOCK.locked()
+    assert not lock.LOCK.locked()
 
 
 def test_wait_for_lock_under_contention_keeps_every_update():
@@ -49,14 +49,14 @@ def test_wait_for_lock_under_contention_keeps_every_update():
 
     def bump() -> None:
         for _ in range(2_000):
-            if not _sync.LOCK.acquire(False):
-                _sync.wait_for_lock()
+            if not lock.LOCK.acquire(False):
+                lock.acquire()
             try:
                 value = counter[0]
                 time.sleep(0)
                 counter[0] = value + 1
             finally:
-                _sync.LOCK.release()
+                lock.LOCK.release()
 
     threads = [threading.Thread(target=bump) for _ in range(2)]
     for thread in threads:

@@ -1,0 +1,160 @@
+"""The whole process: ``acl.init`` / ``acl.finalize``, the reset tests use, exit, and fork.
+
+This module owns process-wide state. Everything below it keeps its state in registries that this module
+clears (handle tables register themselves in ``runtime.handles``), so a reset leaves nothing behind and a
+forked child starts with a runtime that works.
+
+Teardown order, the same for ``finalize`` and ``reset``:
+1. devices: every stream drained (``finalize``) or its queued work dropped (``reset``), subscriptions removed,
+   engines stopped;
+2. dumps: every pending file delivered, settings dropped;
+3. models unloaded;
+4. (``reset`` only) every handle table, every registered memory region, the wait graph, GE;
+5. the trace file written.
+
+Exit (the one ``atexit`` hook): queued stream work is dropped and the engines stopped without waiting for
+anything still running, so exit never hangs; dump files are delivered; GE is finalized; the trace is
+written. Handles, memory and models stay known, because programs such as Ascend's ``acllite`` free
+them in ``__del__`` methods that run after the hook: those late calls succeed quietly, as on CANN. Stream
+work submitted after the hook gets ``ACL_ERROR_RT_DEVICE_TASK_ABORT`` (107022).
+
+Fork (the one at-fork hook): the scheduling LOCK is taken around ``fork()`` so the child never inherits it
+half-changed; in the child, the engines forget the parent's worker threads (a WORK task one of them was
+running fails in the child with 107022), and stream work runs on the child's own workers.
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import os
+import threading
+
+from openacl import jsonfile, trace
+from openacl import log as _log
+from openacl.dump import manager as dump
+from openacl.errors import AclCode, AclError
+from openacl.ge import session as ge_session
+from openacl.model import model
+from openacl.runtime import device, handles, memory
+from openacl.runtime.sched import lock as _lock
+from openacl.runtime.sched import waitgraph
+
+_lock_init = threading.RLock()
+_ref_count = 0
+config: dict = {}
+_exiting = False
+
+
+def is_initialized() -> bool:
+    return _ref_count > 0
+
+
+def init(config_path: str | None = None) -> None:
+    """``acl.init``: read the optional JSON file (its ``"dump"`` section is checked before init succeeds)."""
+    global _ref_count, config
+    with _lock_init:
+        if _ref_count > 0:
+            _ref_count += 1
+            raise AclError(AclCode.ACL_ERROR_REPEAT_INITIALIZE, "acl.init was already called", level=logging.WARNING)
+        _log.configure()
+        trace.configure_from_env()
+        parsed = jsonfile.read_config(config_path) if config_path else {}
+        dump.on_acl_init(parsed.get("dump"))
+        config = parsed
+        _ref_count = 1
+
+
+def finalize() -> None:
+    """``acl.finalize``: every device drained and reset, dumps delivered, models unloaded."""
+    global _ref_count, config
+    with _lock_init:
+        if _ref_count == 0:
+            raise AclError(AclCode.ACL_ERROR_REPEAT_FINALIZE, "acl.finalize without a matching acl.init")
+        device.teardown_all()
+        dump.reset()
+        model.unload_all()
+        _ref_count = 0
+        config = {}
+    _write_trace()
+
+
+def finalize_reference() -> int:
+    """Drop one ``acl.init`` reference; finalize when none is left. Returns the references left."""
+    global _ref_count
+    with _lock_init:
+        if _ref_count == 0:
+            raise AclError(AclCode.ACL_ERROR_REPEAT_FINALIZE, "acl.finalize_reference without acl.init")
+        if _ref_count == 1:
+            finalize()
+            return 0
+        _ref_count -= 1
+        return _ref_count
+
+
+def reset(force: bool = True) -> None:
+    """Back to the starting state (tests): every device reset (queued work dropped unless ``force`` is False),
+    every table and memory region forgotten, GE finalized, tracing off. A trace file set up by
+    ``OPENACL_TRACE`` or ``--trace`` is written first, with everything recorded."""
+    global _ref_count, config
+    with _lock_init:
+        device.teardown_all(force)
+        dump.reset()
+        model.unload_all()
+        ge_session.finalize_at_exit()
+        device.forget_all()
+        handles.clear_all()
+        memory.space.clear()
+        with _lock.locked:
+            waitgraph.reset()
+        _ref_count = 0
+        config = {}
+    _write_trace()
+    trace.disable()
+    _log.flush_stdout()
+
+
+def _write_trace() -> None:
+    """Write the trace file (``OPENACL_TRACE`` / ``--trace``) if one is set up; never raises."""
+    if trace.output_path() is None:
+        return
+    try:
+        trace.flush()
+    except Exception as exc:
+        _log.root.error("cannot write the trace file %s: %s", trace.output_path(), exc)
+
+
+# A program traced by ``OPENACL_TRACE`` records from the start, even one that never calls ``acl.init``.
+trace.configure_from_env()
+
+
+@atexit.register
+def _at_exit() -> None:
+    global _exiting
+    _exiting = True
+    for step in (device.quiesce, dump.writer.flush, ge_session.finalize_at_exit, _write_trace, _log.flush_stdout):
+        try:
+            step()
+        except Exception:  # never let cleanup turn a clean exit into a traceback
+            _log.root.exception("cleanup at exit: %s failed", step.__qualname__)
+
+
+def _before_fork() -> None:
+    _lock.acquire()
+
+
+def _after_fork_in_parent() -> None:
+    _lock.LOCK.release()
+
+
+def _after_fork_in_child() -> None:
+    _lock.reinit_after_fork()
+    _lock.LOCK.acquire()  # held while the child's tables are mended, as in the parent around fork()
+    handles.reinit_after_fork()
+    memory.space.reinit_after_fork()
+    waitgraph.reset()
+    device.reinit_after_fork()
+    _lock.release()  # runs what mending deferred (log lines, thread starts) in the child
+
+
+os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent, after_in_child=_after_fork_in_child)

@@ -1,0 +1,99 @@
+"""memcpy and memset, synchronous and stream-ordered: each checks every pointer and size, then copies.
+
+A stream-ordered copy is checked when it is enqueued, and the regions it touches are kept alive until the
+stream gets there (a free in between only unregisters the address, see ``memory``).
+"""
+
+from __future__ import annotations
+
+import ctypes
+
+from openacl.errors import AclCode, AclError
+from openacl.runtime.memory import Kind, Region, region_for
+from openacl.runtime.sched.stream import Stream
+from openacl.runtime.sched.task import work_task
+
+_INVALID = AclCode.ACL_ERROR_INVALID_PARAM
+ACL_MEMCPY_HOST_TO_HOST, ACL_MEMCPY_HOST_TO_DEVICE, ACL_MEMCPY_DEVICE_TO_HOST = 0, 1, 2
+ACL_MEMCPY_DEVICE_TO_DEVICE, ACL_MEMCPY_DEFAULT, ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE = 3, 4, 5
+ACL_MEMCPY_INNER_DEVICE_TO_DEVICE, ACL_MEMCPY_INTER_DEVICE_TO_DEVICE = 6, 7
+
+# What each memcpy kind requires of (src, dst): True = device memory, False = host memory, None = either.
+_COPY_SIDES: dict[int, tuple[bool | None, bool | None]] = {
+    ACL_MEMCPY_HOST_TO_HOST: (False, False),
+    ACL_MEMCPY_HOST_TO_DEVICE: (False, True),
+    ACL_MEMCPY_DEVICE_TO_HOST: (True, False),
+    ACL_MEMCPY_DEVICE_TO_DEVICE: (True, True),
+    ACL_MEMCPY_DEFAULT: (None, None),
+    ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE: (False, True),
+    ACL_MEMCPY_INNER_DEVICE_TO_DEVICE: (True, True),
+    ACL_MEMCPY_INTER_DEVICE_TO_DEVICE: (True, True),
+}
+
+
+def check_copy(dst: int, dst_max: int, src: int, count: int, kind: int) -> tuple[Region, Region]:
+    """Validate a memcpy; return the (dst, src) regions."""
+    sides = _COPY_SIDES.get(kind)
+    if sides is None:
+        raise AclError(_INVALID, f"memcpy kind {kind} is not one of 0..7")
+    if count < 0 or dst_max < 0:
+        raise AclError(_INVALID, f"negative size (count {count}, dst_max {dst_max})")
+    if count > dst_max:
+        raise AclError(_INVALID, f"count {count} is larger than dst_max {dst_max}")
+    dst_region = region_for(dst, count, "destination", write=True)
+    src_region = region_for(src, count, "source")
+    for name, region, want_device in (
+        ("source", src_region, sides[0]),
+        ("destination", dst_region, sides[1]),
+    ):
+        if want_device is not None and (region.kind is Kind.DEVICE) != want_device:
+            where = "device" if want_device else "host"
+            raise AclError(_INVALID, f"memcpy kind {kind}: {name} must be {where} memory, not {region.kind.value}")
+    return dst_region, src_region
+
+
+def copy(dst: int, src: int, count: int) -> None:
+    if count:
+        ctypes.memmove(dst, src, count)
+
+
+def check_set(addr: int, max_count: int, count: int) -> Region:
+    if count < 0 or max_count < 0:
+        raise AclError(_INVALID, f"negative size (count {count}, max_count {max_count})")
+    if count > max_count:
+        raise AclError(_INVALID, f"count {count} is larger than max_count {max_count}")
+    return region_for(addr, count, "memset address", write=True)
+
+
+def fill(addr: int, value: int, count: int) -> None:
+    if count:
+        ctypes.memset(addr, value & 0xFF, count)
+
+
+def memcpy(dst: int, dst_max: int, src: int, count: int, kind: int) -> None:
+    check_copy(dst, dst_max, src, count, kind)
+    copy(dst, src, count)
+
+
+def memset(addr: int, max_count: int, value: int, count: int) -> None:
+    check_set(addr, max_count, count)
+    fill(addr, value, count)
+
+
+def enqueue_copy(stream: Stream, dst: int, dst_max: int, src: int, count: int, kind: int) -> None:
+    """Check now, copy when the stream gets there; the regions stay alive until then."""
+    dst_region, src_region = check_copy(dst, dst_max, src, count, kind)
+
+    def work(keep=(dst_region.keep, src_region.keep)) -> None:
+        copy(dst, src, count)
+
+    stream.enqueue(work_task("memcpy_async", work))
+
+
+def enqueue_fill(stream: Stream, addr: int, max_count: int, value: int, count: int) -> None:
+    region = check_set(addr, max_count, count)
+
+    def work(keep=region.keep) -> None:
+        fill(addr, value, count)
+
+    stream.enqueue(work_task("memset_async", work))

@@ -1,0 +1,119 @@
+"""The scheduling lock, and what its holder does on the way out.
+
+All scheduling state (stream queues, task states, event generations, subscriptions, per-thread waits) is
+guarded by ``LOCK``. Under the GIL one lock costs little and keeps every state change easy to reason about.
+
+Code that runs with ``LOCK`` held (functions named ``*_locked``) never calls out of the runtime. What it would
+call out to (a log record, which runs the user's logging handlers; a thread start; a wake-up of a waiting
+thread is fine, it only releases a primitive lock) it hands to ``defer``; work that would otherwise recurse
+(an event completing resumes a stream, whose next task records an event, which resumes another stream ...)
+it hands to ``soon``. ``release()`` runs the ``soon`` list, still under ``LOCK``, until it is empty (one loop,
+however long the chain), then releases ``LOCK``, then runs the deferred actions.
+
+Invariant: no user code (callbacks, thread functions, logging handlers), no thread start and no blocking
+wait runs while ``LOCK`` is held. ``tests/runtime/sched/test_lock.py`` holds the rule to account.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+from openacl.log import get_logger
+
+log = get_logger("rt")
+
+LOCK = threading.Lock()
+
+# Both lists belong to whoever holds LOCK; only the holder appends to or drains them.
+_soon: deque[tuple[Callable[..., Any], tuple]] = deque()
+_deferred: list[tuple[Callable[..., Any], tuple]] = []
+
+_LOCK_TRIES = 64
+
+
+def acquire() -> None:
+    """Take ``LOCK`` without a lock convoy.
+
+    A blocking ``acquire`` gets LOCK the moment it is released, but then still waits for the GIL while
+    holding it; the thread that has the GIL blocks on LOCK at its next callback and hands the GIL back, and so
+    on, callback after callback: two thread switches per callback (NO_BLOCK callbacks ran at half speed).
+    Trying without blocking never holds LOCK while waiting for the GIL. LOCK is never held across a blocking
+    wait or a call out of the runtime, so the holder lets go as soon as it runs again; the tries stop after a
+    while anyway and the thread blocks.
+    """
+    if LOCK.acquire(False):
+        return
+    for _ in range(_LOCK_TRIES):
+        time.sleep(0)  # let the holder have the GIL
+        if LOCK.acquire(False):
+            return
+    LOCK.acquire()
+
+
+def release() -> None:
+    """Drain the ``soon`` list, release ``LOCK``, then run what was deferred (in the order it was deferred)."""
+    while _soon:
+        fn, args = _soon.popleft()
+        try:
+            fn(*args)
+        except Exception as exc:  # a bug in the runtime: LOCK must still be released, the chain go on
+            report = functools.partial(
+                log.error, "scheduler step %r failed", fn, exc_info=(type(exc), exc, exc.__traceback__)
+            )
+            _deferred.append((report, ()))
+    if not _deferred:
+        LOCK.release()
+        return
+    actions = _deferred[:]
+    _deferred.clear()
+    LOCK.release()
+    for fn, args in actions:
+        fn(*args)
+
+
+class _Locked:
+    """``with locked:`` is ``acquire()`` ... ``release()``; on an exception the lists are still drained."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        release()
+
+
+locked = _Locked()
+
+
+def soon(fn: Callable[..., Any], *args: Any) -> None:
+    """Hold ``LOCK``: run ``fn(*args)`` before ``LOCK`` is released, after the current step (no recursion)."""
+    _soon.append((fn, args))
+
+
+def defer(fn: Callable[..., Any], *args: Any) -> None:
+    """Hold ``LOCK``: run ``fn(*args)`` once ``LOCK`` has been released, on the releasing thread."""
+    _deferred.append((fn, args))
+
+
+def log_locked(logger, level: int, msg: str, *args: object) -> None:
+    """Hold ``LOCK``: log after it is released (a logging handler is user code)."""
+    if logger.isEnabledFor(level):
+        _deferred.append((logger.log, (level, msg, *args)))
+
+
+def start_thread_locked(thread: threading.Thread) -> None:
+    """Hold ``LOCK``: start ``thread`` once it is released (a thread start waits for the new thread)."""
+    _deferred.append((thread.start, ()))
+
+
+def reinit_after_fork() -> None:
+    """In a forked child: LOCK may have been held by a thread that the child does not have."""
+    LOCK._at_fork_reinit()  # type: ignore[attr-defined]
+    _soon.clear()
+    _deferred.clear()

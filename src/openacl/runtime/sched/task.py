@@ -1,0 +1,107 @@
+"""One entry of a stream's queue: a task, its kind and where it is in its life."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from openacl import trace
+
+if TYPE_CHECKING:
+    from openacl.runtime.sched.event import Event
+    from openacl.runtime.sched.stream import Stream
+    from openacl.runtime.sched.waiting import Waiter
+
+
+class TaskKind:
+    """What a task does.
+
+    This class and ``TaskState`` hold plain strings, not ``enum.Enum`` members: an Enum member lookup costs
+    about 70 ns on Python 3.11, and they are read several times per callback.
+    """
+
+    WORK = "work"  # runs on an engine thread: copies, model executions
+    CALLBACK = "callback"
+    RECORD = "record_event"
+    RESET = "reset_event"
+    WAIT = "wait_event"
+
+
+class TaskState:
+    """Where a task is in its life (plain strings, see ``TaskKind``)."""
+
+    PENDING = "pending"  # in its stream's queue
+    POSTED = "posted"  # a callback handed to its report thread, not yet started
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"  # WORK whose function raised; the stream's next synchronize reports it
+    DROPPED = "dropped"  # will never run (unsubscribed, stream destroyed by force, fork, shutdown)
+
+
+FINISHED = frozenset((TaskState.DONE, TaskState.FAILED, TaskState.DROPPED))
+
+
+class Task:
+    """One entry of a stream's queue. Its fields change only under ``LOCK``."""
+
+    __slots__ = (
+        "blocking",
+        "event",
+        "fn",
+        "gen",
+        "kind",
+        "name",
+        "queued_ns",
+        "reached_ns",
+        "seq",
+        "state",
+        "stream",
+        "thread",
+        "user_data",
+        "waiters",
+        "work",
+    )
+
+    def __init__(
+        self,
+        kind: str,
+        name: str,
+        *,
+        work: Callable[[], None] | None = None,
+        fn: Callable[[object], object] | None = None,
+        user_data: object = None,
+        blocking: bool = False,
+    ) -> None:
+        self.kind = kind
+        self.name = name
+        self.state = TaskState.PENDING
+        self.stream: Stream | None = None
+        self.seq = 0  # the stream's sequence number, given by the enqueue
+        self.work = work
+        self.fn = fn
+        self.user_data = user_data
+        self.blocking = blocking
+        self.event: Event | None = None
+        self.gen = 0  # RECORD: the generation it completes; WAIT: the one it waits for
+        self.thread = 0  # CALLBACK: the thread running it, while it runs
+        self.waiters: list[Waiter] | None = None
+        self.queued_ns = trace.now_ns() if trace.recorder is not None else 0
+        self.reached_ns = 0
+
+    def __repr__(self) -> str:
+        where = f" stream={self.stream.id}" if self.stream is not None else ""
+        return f"<Task {self.name} #{self.seq}{where} {self.state}>"
+
+    def finish_locked(self, state: str) -> None:
+        """The task is over (``DONE``, ``FAILED`` or ``DROPPED``): wake whoever waits for it."""
+        self.state = state
+        waiters = self.waiters
+        if waiters:
+            self.waiters = None
+            for waiter in waiters:
+                waiter.release()
+
+
+def work_task(name: str, work: Callable[[], None]) -> Task:
+    """A task that runs ``work()`` on an engine thread when its stream reaches it."""
+    return Task(TaskKind.WORK, name, work=work)
