@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import logging
+import os
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -15,6 +17,32 @@ import acl  # noqa: E402  (resolves to openacl's facade)
 from openacl import process  # noqa: E402
 
 OUR_THREADS = ("openacl-", "acl-util-thread")
+
+# Tiers: a plain ``pytest`` runs the fast tier (under 25 s on 2 cores); ``pytest --all`` (the README's command,
+# and CI, where CI=true) runs everything. Whole directories are tiered here; single tests carry the marker.
+TIER_OF_DIRECTORY = {"reliability": "slow", "conformance": "subprocess"}
+TIERED = ("slow", "subprocess")
+TESTS = Path(__file__).resolve().parent
+
+
+def pytest_addoption(parser):
+    parser.addoption("--all", action="store_true", help="run every tier, slow and subprocess tests included")
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        top = Path(item.path).relative_to(TESTS).parts[0]
+        if top in TIER_OF_DIRECTORY:
+            item.add_marker(getattr(pytest.mark, TIER_OF_DIRECTORY[top]))
+    run_all = config.getoption("--all") or os.environ.get("CI", "").lower() == "true" or config.getoption("-m")
+    if run_all:
+        return
+    kept, skipped = [], []
+    for item in items:
+        (skipped if any(item.get_closest_marker(tier) for tier in TIERED) else kept).append(item)
+    if skipped:
+        config.hook.pytest_deselected(items=skipped)
+        items[:] = kept
 
 
 def _our_threads() -> list[threading.Thread]:

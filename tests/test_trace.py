@@ -367,6 +367,7 @@ PROGRAM = textwrap.dedent(
     ],
     ids=["exit-only", "finalize-then-exit"],
 )
+@pytest.mark.subprocess
 def test_env_var_writes_at_exit(tmp_path, body, names):
     path = tmp_path / "exit.json"
     env = {**os.environ, "OPENACL_TRACE": str(path)}

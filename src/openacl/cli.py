@@ -136,8 +136,8 @@ def _parse_inputs(items: list[str]) -> dict:
 
 
 def _dump(args: argparse.Namespace) -> int:
-    from openacl.dump.oneshot import dump_model
     from openacl.errors import AclError
+    from openacl.tools.oneshot import dump_model
 
     if not os.path.isfile(args.model):
         return _fail("dump", f"no such file: {args.model}")
@@ -187,7 +187,7 @@ def _status(text: str, disabled: bool):
 
 
 def _parse(args: argparse.Namespace) -> int:
-    from openacl.dump.parse import find_dump_files, parse_dumps
+    from openacl.tools.parse import find_dump_files, parse_dumps
 
     if not os.path.exists(args.dump):
         return _fail("parse", f"no such file or directory: {args.dump}")
@@ -216,7 +216,7 @@ def _parse(args: argparse.Namespace) -> int:
 def _compare(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from openacl.dump import compare
+    from openacl.tools import compare
 
     for path in (args.dump_a, args.dump_b):
         if not os.path.exists(path):

@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from openacl import acl, ge
+from openacl.dump.format import read_dump
 from openacl.model.model import DEMO_MODEL
 
 ACL_MEM_MALLOC_HUGE_FIRST = 0
@@ -204,8 +205,6 @@ def _untimed(name: str) -> str:
 
 
 def _strip_time(data: bytes) -> bytes:
-    from openacl.dump.format import read_dump
-
     dumped = read_dump(data)
     dumped.header.dump_time = 0
     return dumped.header.SerializeToString() + b"".join(a.tobytes() for a in dumped.inputs + dumped.outputs)

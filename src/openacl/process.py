@@ -15,8 +15,10 @@ Teardown order, the same for ``finalize`` and ``reset``:
 Exit (the one ``atexit`` hook): queued stream work is dropped and the engines stopped without waiting for
 anything still running, so exit never hangs; dump files are delivered; GE is finalized; the trace is
 written. Handles, memory and models stay known, because programs such as Ascend's ``acllite`` free
-them in ``__del__`` methods that run after the hook: those late calls succeed quietly, as on CANN. Stream
-work submitted after the hook gets ``ACL_ERROR_RT_DEVICE_TASK_ABORT`` (107022).
+them in ``__del__`` methods that run after the hook, in whatever order the interpreter destroys them: those
+late calls succeed quietly, as on CANN, and a late ``reset_device`` or ``acl.finalize`` frees nothing that a
+later ``__del__`` may still free. Stream work submitted after the hook gets ``ACL_ERROR_RT_DEVICE_TASK_ABORT``
+(107022).
 
 Fork (the one at-fork hook): the scheduling LOCK is taken around ``fork()`` so the child never inherits it
 half-changed; in the child, the engines forget the parent's worker threads (a WORK task one of them was
@@ -73,7 +75,8 @@ def finalize() -> None:
             raise AclError(AclCode.ACL_ERROR_REPEAT_FINALIZE, "acl.finalize without a matching acl.init")
         device.teardown_all()
         dump.reset()
-        model.unload_all()
+        if not device.exiting():  # a late finalizer may still unload its model
+            model.unload_all()
         _ref_count = 0
         config = {}
     _write_trace()

@@ -17,9 +17,9 @@ import pytest
 import acl
 from openacl.dump import format as dump_format
 from openacl.dump import sink
-from openacl.dump.parse import parse_dumps
 from openacl.errors import AclCode
 from openacl.model.model import DEMO_MODEL
+from openacl.tools.parse import parse_dumps
 from tests.model_io import ModelIO, demo_input
 
 NAME = re.compile(r"^([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]+)\.(\d+)\.(\d+)\.(\d{16})$")  # msaccucmp's pattern

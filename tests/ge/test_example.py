@@ -7,9 +7,12 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 from safetensors import safe_open
 from safetensors.numpy import load_file
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+pytestmark = pytest.mark.subprocess
 
 ROOT = Path(__file__).resolve().parents[2]
 

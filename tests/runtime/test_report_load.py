@@ -5,7 +5,11 @@ from __future__ import annotations
 import random
 import threading
 
+import pytest
+
 import acl
+
+pytestmark = pytest.mark.slow
 
 REPORT_THREADS = 32
 STREAMS = 128

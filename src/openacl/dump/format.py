@@ -173,7 +173,7 @@ def hashed_name(name: str) -> str | None:
 
     The stand-in is stable across processes and machines (BLAKE2b, 64 bits, at most 20 digits). The disk writer
     then names the file with it and appends ``"{hash},{name}\\n"`` to :data:`MAPPING_FILE_NAME` in the same
-    directory, as CANN's adump writer does; msaccucmp and :mod:`openacl.dump.parse` read the name back from there.
+    directory, as CANN's adump writer does; msaccucmp and :mod:`openacl.tools.parse` read the name back from there.
     """
     if len(_name_bytes(name)) <= MAX_NAME_BYTES:
         return None

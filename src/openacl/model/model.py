@@ -25,8 +25,11 @@ from pathlib import Path
 import numpy as np
 
 from openacl.dtypes import AclFormat, acl_from_numpy, numpy_from_onnx
+from openacl.dump import manager
 from openacl.errors import AclCode, AclError
 from openacl.log import get_logger
+from openacl.model._ort import session_options
+from openacl.model.observed import ObservedModel
 from openacl.runtime import memory
 
 log = get_logger("model")
@@ -71,28 +74,6 @@ def _describe(value_info) -> TensorDesc:
     dims = tuple(d.dim_value if d.HasField("dim_value") else -1 for d in tensor_type.shape.dim)
     fmt = AclFormat.ACL_FORMAT_NCHW if len(dims) == 4 else AclFormat.ACL_FORMAT_ND
     return TensorDesc(value_info.name, dtype, dims, int(fmt))
-
-
-def ort_threads() -> int:
-    try:
-        return max(int(os.environ.get("OPENACL_ORT_THREADS", "0")), 0)
-    except ValueError:
-        return 0
-
-
-def session_options(optimize: bool = True):
-    import onnxruntime as ort
-
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = ort_threads()
-    options.inter_op_num_threads = 1
-    options.log_severity_level = 3
-    # Worker threads that spin after a run would take the cores the runtime needs right then (outputs to
-    # copy, callbacks, a dump to write); on small machines that costs more than waking them does.
-    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    if not optimize:
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    return options
 
 
 class Model:
@@ -154,8 +135,6 @@ class Model:
         """The same model with every intermediate value exposed; built on first use only (dumps need it)."""
         with self._observed_lock:
             if self._observed is None:
-                from openacl.model.observed import ObservedModel
-
                 self._observed = ObservedModel(self)
             return self._observed
 
@@ -201,8 +180,6 @@ def load_bytes(data: bytes, name: str | None, source: str) -> Model:
     with _lock:
         model_id = next(_ids)
     model = Model(model_id, name, data, source)
-    from openacl.dump import manager
-
     model.dump = manager.settings_for_new_model()
     with _lock:
         models[model_id] = model

@@ -16,6 +16,7 @@ import numpy as np
 
 from openacl.dump.config import OpInfo
 from openacl.errors import AclCode, AclError
+from openacl.model._ort import session_options
 
 
 @dataclass(frozen=True)
@@ -39,8 +40,6 @@ class ObservedModel:
         import onnx
         import onnxruntime as ort
         from onnx import numpy_helper
-
-        from openacl.model.model import session_options
 
         graph = model.proto.graph
         self.operators = tuple(

@@ -156,7 +156,11 @@ def reset_device(device_id: int, force: bool = False) -> None:
 
 def teardown(device: Device, force: bool) -> None:
     """Drain every stream of the device (no lock held), then, unless a new reference came meanwhile, destroy
-    its contexts, events and memory and stop its engine."""
+    its contexts, events and memory and stop its engine. Once the process is exiting (``quiesce``) there is
+    nothing left to drain and nothing to free: a late ``reset_device`` keeps everything known, so the frees
+    and destroys that follow it in a late finalizer succeed too."""
+    if _exiting:
+        return
     with device.lock:
         draining = [s for ctx in device.contexts for s in ctx.streams]
     _drain(draining, force)
@@ -357,10 +361,21 @@ def teardown_all(force: bool = False) -> None:
     report.reset()
 
 
+_exiting = False
+
+
+def exiting() -> bool:
+    """Whether the process exit hook has run (``quiesce``)."""
+    return _exiting
+
+
 def quiesce() -> None:
-    """Process exit: drop all queued work, stop every engine, waiting for nothing (a callback or task still
-    running is not waited for); streams, contexts and memory stay known, so a late finalizer that frees or
+    """Process exit: drop all queued work and stop every engine. A WORK task already running is waited for (the
+    runtime's own work always ends, and onnxruntime aborts the process if it is torn down mid-run); a user
+    callback still running is not. Streams, contexts and memory stay known, so a late finalizer that frees or
     destroys them still succeeds (quietly). New stream work gets 107022."""
+    global _exiting
+    _exiting = True
     for device in opened():
         with device.lock:
             draining = [s for ctx in device.contexts for s in ctx.streams]
@@ -369,7 +384,7 @@ def quiesce() -> None:
             for stream in draining:
                 stream.discard_pending_locked("process exit")
         if engine is not None:
-            engine.shutdown(join=False)
+            engine.shutdown()  # a WORK task running now ends by itself (copies, model runs): wait for it
     report.reset()
 
 

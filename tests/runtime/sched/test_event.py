@@ -16,6 +16,7 @@ SUCCESS = 0
 BLOCK = 1
 
 
+@pytest.mark.slow
 def test_regression_event_chain_of_5000_streams_resumes_iteratively(ctx):
     """Stream k waits for event k-1 and records event k; the head is held by a BLOCK callback. Releasing the
     head used to resume the chain recursively under LOCK (RecursionError near 330 streams, the last stream

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 
+import pytest
+
+import acl
 from openacl.runtime.sched import lock
 
 
@@ -64,3 +68,128 @@ def test_wait_for_lock_under_contention_keeps_every_update():
     for thread in threads:
         thread.join()
     assert counter[0] == 4_000
+
+
+# ----- nothing out of the runtime runs under LOCK -----
+
+
+class _QueryingHandler(logging.Handler):
+    """A logging handler is user code: this one calls back into the runtime from every record."""
+
+    def __init__(self, stream: int) -> None:
+        super().__init__(logging.WARNING)
+        self.stream = stream
+        self.codes: list[tuple[int, int]] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.codes.append(acl.rt.stream_query(self.stream))
+
+
+def test_regression_logging_handler_that_calls_the_runtime_does_not_deadlock_unsubscribe(ctx, stream):
+    """With warnings on, the dropped-callbacks warning of unsubscribe_report was logged under LOCK; a handler
+    calling acl.rt.stream_query then deadlocked. Records are now emitted after LOCK is released."""
+    from tests.reliability.reporters import BlockedReporter
+
+    reporter = BlockedReporter(ctx)  # subscribed, never serves: the callbacks stay pending
+    handler = _QueryingHandler(stream)
+    logger = logging.getLogger("openacl")
+    old_level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.WARNING)  # ASCEND_GLOBAL_LOG_LEVEL=2
+    try:
+        assert acl.rt.subscribe_report(reporter.tid, stream) == 0
+        for i in range(3):
+            assert acl.rt.launch_callback(lambda _: None, i, 0, stream) == 0
+        done: list[int] = []
+
+        def unsubscribe() -> None:
+            acl.rt.set_context(ctx)
+            done.append(acl.rt.unsubscribe_report(reporter.tid, stream))
+
+        worker = threading.Thread(target=unsubscribe)
+        worker.start()
+        worker.join(10)
+        assert not worker.is_alive(), "unsubscribe_report deadlocked in a logging handler"
+        assert done == [0]
+        assert handler.codes and all(ret == 0 for _, ret in handler.codes)
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(old_level)
+        acl.rt.unsubscribe_report(reporter.tid, stream)  # wakes the reporter if the test failed before
+        reporter.go.set()
+        reporter.stop()
+
+
+def test_deferred_actions_run_after_release_and_soon_steps_before(monkeypatch):
+    order: list[str] = []
+    with lock.locked:
+        lock.defer(lambda: order.append(f"deferred, LOCK held: {lock.LOCK.locked()}"))
+        lock.soon(lambda: order.append(f"soon, LOCK held: {lock.LOCK.locked()}"))
+    assert order == ["soon, LOCK held: True", "deferred, LOCK held: False"]
+
+
+def test_soon_steps_added_by_soon_steps_run_in_a_loop_not_recursion():
+    depth = 0
+    seen: list[int] = []
+
+    def step(n: int) -> None:
+        nonlocal depth
+        depth += 1
+        seen.append(depth)
+        if n:
+            lock.soon(step, n - 1)
+        depth -= 1
+
+    with lock.locked:
+        lock.soon(step, 10_000)
+    assert len(seen) == 10_001 and max(seen) == 1
+
+
+STALLED_STDOUT_CHILD = r"""
+import os, sys, time
+sys.path.insert(0, {root!r})
+import openacl
+openacl.install()
+import acl
+from openacl.errors import AclError
+from openacl.runtime import device
+from openacl.runtime.sched.task import work_task
+acl.init(); acl.rt.set_device(0)
+stream = device.resolve(0)
+
+def fail():
+    raise RuntimeError("x" * 200)  # logged with its traceback by the engine thread that ran it
+
+for i in range(5000):
+    stream.enqueue(work_task("failing", fail))
+try:
+    stream.synchronize(30)
+except AclError as exc:
+    os.write(2, ("stream work done: %d\n" % exc.code).encode())
+os._exit(0)
+"""
+
+
+@pytest.mark.subprocess
+def test_a_stalled_stdout_does_not_stall_the_streams(tmp_path):
+    """CANN-format lines on a stdout pipe nobody reads: the engine threads do not block on the pipe."""
+    import os
+    import subprocess
+    import sys
+
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    env = dict(os.environ, ASCEND_SLOG_PRINT_TO_STDOUT="1", ASCEND_GLOBAL_LOG_LEVEL="0")
+    read_end, write_end = os.pipe()  # stdout: a pipe whose reader never reads
+    child = subprocess.Popen(
+        [sys.executable, "-c", STALLED_STDOUT_CHILD.format(root=root)],
+        stdout=write_end,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    os.close(write_end)
+    try:
+        _, err = child.communicate(timeout=60)
+    finally:
+        child.kill()
+        os.close(read_end)
+    assert b"stream work done: 507000\n" in err, err.decode(errors="replace")[-2000:]

@@ -54,7 +54,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from openacl.dump.format import MAPPING_FILE_NAME, read_dump
-from openacl.dump.parse import _Names, find_dump_files
+from openacl.tools.parse import _Names, find_dump_files
 
 __all__ = [
     "CSV_HEADER",

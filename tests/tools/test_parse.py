@@ -1,4 +1,4 @@
-"""openacl.dump.parse: dump trees to .npy files, as msaccucmp's convert does."""
+"""openacl.tools.parse: dump trees to .npy files, as msaccucmp's convert does."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from openacl.dump import format as fmt
-from openacl.dump import parse
+from openacl.tools import parse
 
 
 def _write_dump(directory, op_type, op_name, inputs, outputs, task_id=1, timestamp=1700000000000000, name=None):

@@ -1,4 +1,4 @@
-"""openacl.dump.compare: operator-by-operator comparison of a dump under test with a golden dump."""
+"""openacl.tools.compare: operator-by-operator comparison of a dump under test with a golden dump."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import pytest
 from rich.console import Console
 
 from openacl import dtypes
-from openacl.dump import compare as cmp
 from openacl.dump import format as fmt
 from openacl.dump.proto import dump_data_pb2
+from openacl.tools import compare as cmp
 
 T_A = 1700000000000000
 T_B = 1800000000000000

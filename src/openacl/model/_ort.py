@@ -1,0 +1,27 @@
+"""How openacl makes its onnxruntime sessions (shared by models and their observed twins)."""
+
+from __future__ import annotations
+
+import os
+
+import onnxruntime as ort
+
+
+def ort_threads() -> int:
+    try:
+        return max(int(os.environ.get("OPENACL_ORT_THREADS", "0")), 0)
+    except ValueError:
+        return 0
+
+
+def session_options(optimize: bool = True):
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = ort_threads()
+    options.inter_op_num_threads = 1
+    options.log_severity_level = 3
+    # Worker threads that spin after a run would take the cores the runtime needs right then (outputs to
+    # copy, callbacks, a dump to write); on small machines that costs more than waking them does.
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    if not optimize:
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    return options
