@@ -96,7 +96,8 @@ class Gears:
         """``gear`` must be one of the model's: 145013 otherwise, as GE answers."""
         if gear not in self.gears:
             listed = "; ".join(",".join(map(str, g)) for g in self.gears)
-            raise AclError(_NOT_A_GEAR, f"{what} {','.join(map(str, gear))} is not one of the model's gears ({listed})")
+            value = ",".join(map(str, gear))
+            raise AclError(_NOT_A_GEAR, f"{what} {value}: not one of the model's {self.kind.value} gears ({listed})")
 
     @property
     def largest(self) -> Gear:
@@ -297,7 +298,7 @@ def read_gear(gears: Gears, buffer: DataBuffer) -> Gear:
     width = _value_width(buffer.size, gears.width)
     raw = memory.read_bytes(buffer.addr, width * gears.width)
     gear = tuple(int(v) for v in np.frombuffer(raw, dtype=np.uint64 if width == 8 else np.uint32))
-    gears.check(gear, f"the gear input ({GEAR_INPUT_NAME}) holds")
+    gears.check(gear, f"the gear input ({GEAR_INPUT_NAME}, set by set_dynamic_*) holds")
     return gear
 
 
