@@ -170,7 +170,7 @@ def test_set_input_dynamic_dims_converts_the_dict_as_pyacl(ctx, tmp_path):
     args = (io.model_id, io.inputs[0], io.gear_index)
     with pytest.raises(TypeError, match="argument 4 is not dict"):
         acl.mdl.set_input_dynamic_dims(*args, [1, 2])
-    with pytest.raises(TypeError, match="The dims of parameter 4 is not a list."):
+    with pytest.raises(TypeError, match=r"The dims of parameter 4 is not a list\."):
         acl.mdl.set_input_dynamic_dims(*args, {"dimCount": 5, "dims": (1, 2, 4, 3, 5)})
     with pytest.raises(TypeError, match="not list of int"):
         acl.mdl.set_input_dynamic_dims(*args, {"dimCount": 5, "dims": [1, 2, 4, 3]})
