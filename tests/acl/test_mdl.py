@@ -137,7 +137,7 @@ def test_description_of_the_demo_model(io):
 def test_description_bad_indexes_and_handles(io):
     desc = io.desc
     assert acl.mdl.get_input_size_by_index(desc, 1) == 0
-    assert acl.mdl.get_input_dims(desc, 5) == ({"name": "", "dimCount": 0, "dims": []}, INVALID)
+    assert acl.mdl.get_input_dims(desc, 5) == ({}, INVALID)  # pyACL: an empty dict with a failing ret
     assert acl.mdl.get_output_name_by_index(desc, -1) == ""
     assert acl.mdl.get_input_data_type(desc, 9) == AclDataType.ACL_DT_UNDEFINED
     assert acl.mdl.get_output_format(desc, 9) == AclFormat.ACL_FORMAT_UNDEFINED

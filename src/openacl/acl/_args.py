@@ -13,6 +13,7 @@ out-of-range int fails the parse.
 
 from __future__ import annotations
 
+import copy
 import functools
 import operator
 from collections.abc import Callable
@@ -138,7 +139,8 @@ def api(fmt: str, returns: str = RET, failure: object = 0, sub: str | None = Non
             if returns == RAISE:  # no code to return: a number where bytes or an array is expected would mislead
                 raise ArgumentValueError(f"{qualname}: {AclCode(code).name}({code})") from None
             if returns == VALUE:
-                return failure, code
+                # a fresh {} / [] each time: pyACL builds a new object per call, and a caller may mutate it
+                return (copy.copy(failure) if isinstance(failure, (dict, list)) else failure), code
             if returns == VALUES:
                 return (*failure, code)  # type: ignore[misc]
             if returns == BARE:

@@ -5,11 +5,12 @@ Models are ONNX files run by onnxruntime (see ``openacl.model``); dumps are CANN
 
 from __future__ import annotations
 
-from openacl.acl._args import BARE, VALUE, VALUES, api
+from openacl.acl._args import BARE, VALUE, VALUES, ArgumentTypeError, api
 from openacl.dtypes import AclDataType, AclFormat
 from openacl.dump import manager as _dump
 from openacl.model import dataset as _dataset
 from openacl.model import desc as _desc
+from openacl.model import dynamic as _dynamic
 from openacl.model import execute as _execute
 from openacl.model import model as _model
 from openacl.runtime import device as _device
@@ -25,12 +26,22 @@ __all__ = [
     "execute",
     "execute_async",
     "finalize_dump",
+    "get_aipp_type",
     "get_cur_output_dims",
     "get_dataset_buffer",
     "get_dataset_num_buffers",
     "get_desc",
+    "get_desc_from_file",
+    "get_desc_from_mem",
+    "get_dynamic_batch",
+    "get_dynamic_hw",
+    "get_first_aipp_info",
     "get_input_data_type",
     "get_input_dims",
+    "get_input_dims_range",
+    "get_input_dims_v2",
+    "get_input_dynamic_dims",
+    "get_input_dynamic_gear_count",
     "get_input_format",
     "get_input_index_by_name",
     "get_input_name_by_index",
@@ -43,16 +54,22 @@ __all__ = [
     "get_output_index_by_name",
     "get_output_name_by_index",
     "get_output_size_by_index",
+    "get_tensor_real_name",
     "init_dump",
     "load_from_file",
     "load_from_file_with_mem",
     "load_from_mem",
+    "load_from_mem_with_mem",
     "query_size",
+    "query_size_from_mem",
     "set_dump",
+    "set_dynamic_batch_size",
+    "set_dynamic_hw_size",
+    "set_input_dynamic_dims",
     "unload",
 ]
 
-_NO_DIMS = {"name": "", "dimCount": 0, "dims": []}
+_NO_DIMS: dict = {}  # pyACL's dims getters return an empty dict with a failing ret
 
 # ----- models -----
 
@@ -82,6 +99,16 @@ def query_size(file_name):
     return _model.query_size(file_name)
 
 
+@api("kkkkkk", VALUE)
+def load_from_mem_with_mem(model, model_size, work_ptr, work_size, weight_ptr, weight_size):
+    return _model.load_from_mem_with_mem(model, model_size, work_ptr, work_size, weight_ptr, weight_size).id
+
+
+@api("kk", VALUES, failure=(0, 0))
+def query_size_from_mem(model, model_size):
+    return _model.query_size_from_memory(model, model_size)
+
+
 @api("Ikk")
 def execute(model_id, input, output):
     _execute.execute(_model.get(model_id), input, output)
@@ -103,6 +130,16 @@ def create_desc():
 @api("kI")
 def get_desc(model_desc, model_id):
     _desc.get_desc(model_desc, model_id)
+
+
+@api("ks")
+def get_desc_from_file(model_desc, model_path):
+    _desc.get_desc_from_file(model_desc, model_path)
+
+
+@api("kkk")
+def get_desc_from_mem(model_desc, model, model_size):
+    _desc.get_desc_from_memory(model_desc, model, model_size)
 
 
 @api("k")
@@ -138,6 +175,19 @@ def get_output_size_by_index(model_desc, index):
 def get_input_dims(model_desc, index):
     tensor = _tensor(model_desc, "input", index)
     return _desc.dims(tensor.name, tensor.shape)
+
+
+@api("kK", VALUE, failure=_NO_DIMS)
+def get_input_dims_v2(model_desc, index):
+    """The same dims as ``get_input_dims``: they differ only for static AIPP, which ONNX models do not have."""
+    tensor = _tensor(model_desc, "input", index)
+    return _desc.dims(tensor.name, tensor.shape)
+
+
+@api("kK", VALUE, failure={})
+def get_input_dims_range(model_desc, index):
+    ranges = _desc.descs.get(model_desc).input_range(index)
+    return {"rangeCount": len(ranges), "range": ranges}
 
 
 @api("kK", VALUE, failure=_NO_DIMS)
@@ -189,6 +239,79 @@ def get_input_index_by_name(model_desc, name):
 @api("ks", VALUE)
 def get_output_index_by_name(model_desc, name):
     return _desc.descs.get(model_desc).index_by_name("output", name)
+
+
+@api("ks", BARE, failure=None)
+def get_tensor_real_name(model_desc, name):
+    return _desc.tensor_real_name(model_desc, name)
+
+
+# ----- dynamic batch, image size and dims (gears) -----
+
+
+@api("k", VALUE, failure={})
+def get_dynamic_batch(model_desc):
+    return _dynamic.batch_info(_desc.descs.get(model_desc).gears)
+
+
+@api("kk", VALUE, failure={})
+def get_dynamic_hw(model_desc, index):
+    """``index`` is unused, as in CANN (the documentation says pass -1)."""
+    return _dynamic.hw_info(_desc.descs.get(model_desc).gears)
+
+
+@api("kk", VALUE)
+def get_input_dynamic_gear_count(model_desc, index):
+    return _dynamic.gear_count(_desc.descs.get(model_desc).gears)
+
+
+@api("kkk", VALUE, failure=None)
+def get_input_dynamic_dims(model_desc, index, gear_count):
+    """On any failure ``(None, ret)``: pyACL's own list on a C failure holds no usable items."""
+    return _dynamic.dynamic_dims(_desc.descs.get(model_desc).gears, gear_count)
+
+
+@api("IkkK")
+def set_dynamic_batch_size(model_id, dataset, index, batch_size):
+    _dynamic.set_gear(_model.get(model_id), dataset, index, _dynamic.Kind.BATCH, (batch_size,))
+
+
+@api("IkkKK")
+def set_dynamic_hw_size(model_id, dataset, index, height, width):
+    _dynamic.set_gear(_model.get(model_id), dataset, index, _dynamic.Kind.HW, (height, width))
+
+
+def _io_dims(value: object) -> list[int]:
+    """An aclmdlIODims dict's ``dims``, converted as pyACL does: ``dimCount`` values of a list of ints."""
+    if not isinstance(value, dict):
+        raise ArgumentTypeError("argument 4 is not dict")
+    count, dims = value.get("dimCount"), value.get("dims")
+    if not isinstance(count, int) or count < 0:
+        raise ArgumentTypeError("the dimCount of parameter 4 is not a non-negative int")
+    if not isinstance(dims, list):
+        raise ArgumentTypeError("The dims of parameter 4 is not a list.")
+    if len(dims) < count or not all(isinstance(d, int) for d in dims[:count]):
+        raise ArgumentTypeError("the dims of fourth parameter is not list of int")
+    return dims[:count]
+
+
+@api("IkkO")
+def set_input_dynamic_dims(model_id, dataset, index, dims):
+    values = _io_dims(dims)  # pyACL converts the dict before it calls C
+    _dynamic.set_full_dims(_model.get(model_id), dataset, index, values)
+
+
+# ----- AIPP (openacl's ONNX models have none) -----
+
+
+@api("Ik", VALUES, failure=(0, 0))
+def get_aipp_type(model_id, index):
+    return _model.aipp_type(_model.get(model_id), index)
+
+
+@api("Ik", VALUE, failure=None)
+def get_first_aipp_info(model_id, index):
+    return _model.first_aipp_info(_model.get(model_id), index)
 
 
 # ----- datasets -----

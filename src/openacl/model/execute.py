@@ -4,6 +4,10 @@ Everything that can be checked is checked before anything runs: dataset sizes ag
 description, every buffer's memory against the known allocations, output buffers writable. So a bad
 dataset is an error code from ``execute``/``execute_async`` itself, never a half-run model.
 
+A gear model (``openacl.model.dynamic``) runs on the gear its gear input buffer holds when ``execute`` or
+``execute_async`` is called: each input is the leading bytes of its buffer (sized for the largest gear), and
+each output is written for that gear.
+
 Inputs are read when the model runs (for ``execute_async``, after the memcpys queued before it), through
 views of the device memory, without copies; outputs are copied into the output buffers.
 """
@@ -18,6 +22,7 @@ import numpy as np
 
 from openacl.dump import manager as dump
 from openacl.errors import AclCode, AclError
+from openacl.model import dynamic
 from openacl.model.dataset import datasets
 from openacl.model.model import Model, TensorDesc
 from openacl.runtime import context as _context
@@ -49,22 +54,46 @@ def _input_shape(desc: TensorDesc, buffer: DataBuffer, index: int) -> tuple[int,
     return tuple(shape)
 
 
+def _gear(model: Model, inputs: list[DataBuffer]) -> tuple[int, ...] | None:
+    """A gear model's gear: what its gear buffer (the dataset's last) holds now."""
+    return None if model.gears is None else dynamic.read_gear(model.gears, inputs[-1])
+
+
+def _gear_input(desc: TensorDesc, buffer: DataBuffer, index: int, shape: tuple[int, ...]) -> tuple[int, ...]:
+    """A gear model's input runs on the leading bytes of its buffer, which must hold the gear's shape."""
+    need = math.prod(shape) * desc.dtype.itemsize
+    if buffer.size < need:
+        raise AclError(
+            _INVALID, f"input {index} ({desc.name}) needs {need} bytes on this gear, its buffer has {buffer.size}"
+        )
+    return shape
+
+
 def prepare(model: Model, input_dataset: int, output_dataset: int) -> tuple[list[np.ndarray], list[OutputTarget]]:
     """Check both datasets against the model; return input views and where the outputs go."""
     inputs = datasets.get(input_dataset).resolve("input")
     outputs = datasets.get(output_dataset).resolve("output")
-    if len(inputs) != len(model.inputs):
-        raise AclError(_INVALID, f"model {model.id} takes {len(model.inputs)} inputs, the dataset has {len(inputs)}")
+    if len(inputs) != len(model.acl_inputs):
+        raise AclError(
+            _INVALID, f"model {model.id} takes {len(model.acl_inputs)} inputs, the dataset has {len(inputs)}"
+        )
     if len(outputs) < len(model.outputs):
         raise AclError(_INVALID, f"model {model.id} has {len(model.outputs)} outputs, the dataset has {len(outputs)}")
+    gear = _gear(model, inputs)
+    gear_shapes = model.gears.shapes(gear) if model.gears is not None and gear is not None else None
     feeds = []
-    for index, (desc, buffer) in enumerate(zip(model.inputs, inputs, strict=True)):
-        shape = _input_shape(desc, buffer, index)
+    for index, (desc, buffer) in enumerate(zip(model.inputs, inputs, strict=False)):
+        if gear_shapes is None:
+            shape = _input_shape(desc, buffer, index)
+        else:
+            shape = _gear_input(desc, buffer, index, gear_shapes[index])
         feeds.append(memory.view_array(buffer.addr, shape, desc.dtype))
+    output_shapes = model.gear_outputs[gear] if gear is not None else None
     targets = []
     for index, (desc, buffer) in enumerate(zip(model.outputs, outputs, strict=False)):
-        if desc.is_static and buffer.size < desc.size:
-            raise AclError(_INVALID, f"output {index} ({desc.name}) needs {desc.size} bytes, buffer has {buffer.size}")
+        need = desc.size if output_shapes is None else math.prod(output_shapes[index]) * desc.dtype.itemsize
+        if (desc.is_static or output_shapes is not None) and buffer.size < need:
+            raise AclError(_INVALID, f"output {index} ({desc.name}) needs {need} bytes, buffer has {buffer.size}")
         region = memory.region_for(buffer.addr, buffer.size, f"output {index} buffer", write=True)
         targets.append(OutputTarget(buffer.addr, buffer.size, region.keep))
     return feeds, targets

@@ -14,6 +14,7 @@ choice, one per core).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
 import math
@@ -28,6 +29,7 @@ from openacl.dtypes import AclFormat, acl_from_numpy, numpy_from_onnx
 from openacl.dump import manager
 from openacl.errors import AclCode, AclError
 from openacl.log import get_logger
+from openacl.model import dynamic
 from openacl.model._ort import session_options
 from openacl.model.observed import ObservedModel
 from openacl.runtime import memory
@@ -48,6 +50,7 @@ class TensorDesc:
     dtype: np.dtype
     shape: tuple[int, ...]
     format: int = AclFormat.ACL_FORMAT_ND
+    largest_shape: tuple[int, ...] | None = None  # a gear model's dynamic input: its largest gear's shape
 
     @functools.cached_property
     def is_static(self) -> bool:
@@ -55,7 +58,10 @@ class TensorDesc:
 
     @functools.cached_property
     def size(self) -> int:
-        """Bytes of one tensor; 0 when a dimension is dynamic (as CANN reports for dynamic shapes)."""
+        """Bytes of one tensor: the largest gear's for a gear input, 0 when a dimension is otherwise dynamic
+        (as CANN reports for dynamic shapes)."""
+        if self.largest_shape is not None:
+            return math.prod(self.largest_shape) * self.dtype.itemsize
         return math.prod(self.shape) * self.dtype.itemsize if self.is_static else 0
 
     @property
@@ -102,13 +108,52 @@ class Model:
             raise AclError(AclCode.ACL_ERROR_PARSE_MODEL, f"{source}: onnxruntime cannot load it ({exc})") from None
         self._input_names = [desc.name for desc in self.inputs]
         self._output_names = [desc.name for desc in self.outputs]
+        metadata = {prop.key: prop.value for prop in proto.metadata_props}
+        self.gears = dynamic.declared(metadata, self._input_names, [desc.shape for desc in self.inputs])
+        self.gear_outputs = self._gear_output_shapes() if self.gears is not None else {}
+        #: What pyACL's description reports: the graph's inputs plus, for a gear model, the gear input.
+        self.acl_inputs, self.acl_outputs = self._described()
         self._observed = None
         self._observed_lock = threading.Lock()
         self.dump = None  # the dump settings captured at load (set_dump applies to models loaded after it)
         self.executions = 0  # Invariant: counts execute calls; the dump step of the next one
         self._step_lock = threading.Lock()
         self.dumped_steps = 0  # dumped iterations, the step directory when no dump_step is set
-        self.last_output_shapes: list[tuple[int, ...]] = [desc.shape for desc in self.outputs]
+        self.last_output_shapes: list[tuple[int, ...]] = [desc.shape for desc in self.acl_outputs]
+        if self.gears is not None:
+            self.select_gear(self.gears.largest)
+
+    def _gear_output_shapes(self) -> dict[tuple[int, ...], list[tuple[int, ...]]]:
+        """Each gear's output shapes: by shape inference, or by one run on zeros where inference falls short."""
+        assert self.gears is not None
+        found = dynamic.output_shapes(self.proto, self._input_names, self.gears)
+        shapes = {}
+        for gear, inferred in found.items():
+            if inferred is None:
+                feeds = [np.zeros(s, d.dtype) for s, d in zip(self.gears.shapes(gear), self.inputs, strict=True)]
+                inferred = [out.shape for out in self.run(feeds)]
+            shapes[gear] = [tuple(int(d) for d in shape) for shape in inferred]
+        return shapes
+
+    def _described(self) -> tuple[tuple[TensorDesc, ...], tuple[TensorDesc, ...]]:
+        """A gear model's inputs sized for their largest gear, its outputs with their largest gear's dims
+        (as CANN's description shows them), and the gear input last."""
+        if self.gears is None:
+            return self.inputs, self.outputs
+        inputs = tuple(
+            desc if desc.is_static else dataclasses.replace(desc, largest_shape=largest)
+            for desc, largest in zip(self.inputs, self.gears.largest_input_shapes(), strict=True)
+        )
+        gear_input = TensorDesc(dynamic.GEAR_INPUT_NAME, dynamic.GEAR_INPUT_DTYPE, self.gears.gear_input_shape)
+        outputs = []
+        for index, desc in enumerate(self.outputs):
+            largest = max((shapes[index] for shapes in self.gear_outputs.values()), key=math.prod)
+            outputs.append(dataclasses.replace(desc, shape=largest))
+        return (*inputs, gear_input), tuple(outputs)
+
+    def select_gear(self, gear: tuple[int, ...]) -> None:
+        """The gear ``get_cur_output_dims`` reports until the next execution or gear change."""
+        self.last_output_shapes = list(self.gear_outputs[gear])
 
     def __repr__(self) -> str:
         return f"<Model {self.id} {self.name!r}>"
@@ -204,6 +249,48 @@ def load_from_file_with_mem(path: str, work_ptr: int, work_size: int, weight_ptr
     return load_from_file(path)
 
 
+def load_from_mem_with_mem(
+    addr: int, size: int, work_ptr: int, work_size: int, weight_ptr: int, weight_size: int
+) -> Model:
+    """``load_from_mem_with_mem``: as ``load_from_file_with_mem``, of model bytes in memory."""
+    work_need, weight_need = query_size_from_memory(addr, size)
+    memory.check_workspace(work_ptr, work_size, work_need, "work")
+    memory.check_workspace(weight_ptr, weight_size, weight_need, "weight")
+    return load_from_memory(addr, size)
+
+
+def describe_bytes(data: bytes, source: str) -> Model:
+    """A model built only to be described (``get_desc_from_file`` / ``_mem``): id 0, in no table, no dumps."""
+    if not data:
+        raise AclError(AclCode.ACL_ERROR_MODEL_SIZE_INVALID, f"{source}: model size is 0")
+    return Model(0, None, data, source)
+
+
+# ----- AIPP: openacl's models have none -----
+
+ACL_DATA_WITHOUT_AIPP = 0  # aclmdlInputAippType
+ACL_INVALID_NODE_INDEX = 0xFFFFFFFF  # no dynamic-AIPP input attached
+
+
+def aipp_type(model: Model, index: int) -> tuple[int, int]:
+    """``get_aipp_type``: every input of an ONNX model is data without AIPP, attached to no AIPP input."""
+    _check_input_index(model, index)
+    return ACL_DATA_WITHOUT_AIPP, ACL_INVALID_NODE_INDEX
+
+
+def first_aipp_info(model: Model, index: int) -> dict:
+    """``get_first_aipp_info``: there is no AIPP configuration to report (GE's 145015)."""
+    _check_input_index(model, index)
+    raise AclError(AclCode.ACL_ERROR_GE_AIPP_NOT_EXIST, f"model {model.id} input {index} has no AIPP configuration")
+
+
+def _check_input_index(model: Model, index: int) -> None:
+    if not 0 <= index < len(model.acl_inputs):
+        raise AclError(
+            AclCode.ACL_ERROR_INVALID_PARAM, f"model {model.id} has {len(model.acl_inputs)} inputs, no {index}"
+        )
+
+
 def get(model_id: int) -> Model:
     with _lock:
         model = models.get(model_id)
@@ -227,14 +314,24 @@ def unload_all() -> None:
 
 def query_size(path: str) -> tuple[int, int]:
     """``(work_size, weight_size)``: bytes of every intermediate value of one run, and of the weights."""
+    return query_size_of_bytes(read_model_file(path), path)
+
+
+def query_size_from_memory(addr: int, size: int) -> tuple[int, int]:
+    """``query_size_from_mem``: the same as ``query_size``, of model bytes at a checked address."""
+    if size == 0:
+        raise AclError(AclCode.ACL_ERROR_MODEL_SIZE_INVALID, "memory: model size is 0")
+    return query_size_of_bytes(memory.read_bytes(addr, size), "memory")
+
+
+def query_size_of_bytes(data: bytes, source: str) -> tuple[int, int]:
     import onnx
 
-    data = read_model_file(path)
     try:
         proto = onnx.load_model_from_string(data)
         inferred = onnx.shape_inference.infer_shapes(proto)
     except Exception as exc:
-        raise AclError(AclCode.ACL_ERROR_PARSE_MODEL, f"{path}: not an ONNX model ({exc})") from None
+        raise AclError(AclCode.ACL_ERROR_PARSE_MODEL, f"{source}: not an ONNX model ({exc})") from None
     work = 0
     for vi in inferred.graph.value_info:
         try:
