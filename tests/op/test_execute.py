@@ -344,7 +344,23 @@ def test_enqueue_is_the_one_way_to_the_stream():
     import inspect
 
     source = inspect.getsource(execute)
-    assert source.count(".enqueue(") == 1 and "def enqueue(" in source
+    assert source.count(".enqueue(") == 1 and source.count(".run_here_if_idle(") == 1
+    helper = inspect.getsource(execute.enqueue)
+    assert ".enqueue(" in helper and ".run_here_if_idle(" in helper
+
+
+def test_a_small_op_on_an_idle_stream_runs_on_the_calling_thread(add, stream, monkeypatch):
+    ran_on = []
+    real = compiled.CompiledOp.run_into
+    monkeypatch.setattr(
+        compiled.CompiledOp, "run_into", lambda self, *a: (ran_on.append(threading.current_thread()), real(self, *a))[1]
+    )
+    assert add.run(stream) == 0
+    assert ran_on == [threading.current_thread()]
+    np.testing.assert_array_equal(add.result(), add.a + add.b)  # done before execute_v2 returned
+    monkeypatch.setattr(execute, "INLINE_LIMIT", 0)  # "large": always an engine thread
+    assert add.run(stream) == 0 and acl.rt.synchronize_stream(stream) == 0
+    assert ran_on[1].name.startswith("openacl-engine")
 
 
 def test_attr_values_unused_by_the_op_are_ignored(add, stream):

@@ -210,8 +210,15 @@ def api(fmt: str, returns: str = RET, failure: object = 0, sub: str | None = Non
 
 def handle_list(value: object, qualname: str, what: str) -> list[int]:
     """A ``list`` of int handles (pyACL's ``O`` + ``PyList_Check``): a tuple or a non-int element is a TypeError."""
-    if not isinstance(value, list):
-        raise ArgumentTypeError(f"{qualname}: argument {what} is not list")
+    if type(value) is not list:
+        if not isinstance(value, list):
+            raise ArgumentTypeError(f"{qualname}: argument {what} is not list")
+        value = list(value)
+    for item in value:
+        if type(item) is not int or not 0 <= item <= _U64:  # the common call: plain handles, returned as they are
+            break
+    else:
+        return value
     if not all(isinstance(item, int) for item in value):
         raise ArgumentTypeError(f"{qualname}: argument {what} holds an element that is not an int")
     return [item & _U64 for item in value]

@@ -21,7 +21,7 @@ import os
 import threading
 import time
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -50,22 +50,30 @@ class Feed:
 
 @dataclass(frozen=True)
 class Result:
-    """What one output will be: its dtype and shape as the operator produces them."""
+    """What one output will be: its dtype and shape as the operator produces them (-1 where unknown)."""
 
     dtype: np.dtype
-    shape: tuple[int, ...]  # -1 where shape inference could not tell
+    shape: tuple[int, ...]
+    is_static: bool = field(init=False)
+    nbytes: int = field(init=False)  # -1 unless static
 
-    @property
-    def is_static(self) -> bool:
-        return all(dim >= 0 for dim in self.shape)
+    def __post_init__(self) -> None:
+        static = all(dim >= 0 for dim in self.shape)
+        object.__setattr__(self, "is_static", static)
+        object.__setattr__(self, "nbytes", math.prod(self.shape) * self.dtype.itemsize if static else -1)
 
-    @property
-    def nbytes(self) -> int:
-        return math.prod(self.shape) * self.dtype.itemsize if self.is_static else -1
+
+BINDINGS_PER_OP = 8  # buffer sets whose onnxruntime bindings a compiled operator keeps for reuse
 
 
 class CompiledOp:
-    """One operator, ready to run: its session, the inputs it reads from buffers, its outputs."""
+    """One operator, ready to run: its session, the inputs it reads from buffers, its outputs.
+
+    It runs on memory the caller checked (``run_into``): onnxruntime reads the inputs and writes the
+    outputs in place through an IOBinding of their addresses, with no copy. The binding of a buffer set is
+    kept and reused by the next call with the same addresses (the common loop), one caller at a time: a
+    binding is taken out of the pool for the run and put back after it.
+    """
 
     def __init__(
         self, op_type: str, model, session, feeds: tuple[Feed, ...], results: tuple[Result, ...], build_s: float
@@ -77,9 +85,47 @@ class CompiledOp:
         self.results = results
         self.build_seconds = build_s
         self._output_names = [f"y{i}" for i in range(len(results))]
+        self.input_bytes = sum(feed.nbytes for feed in feeds)
+        self._lock = threading.Lock()
+        self._bindings: OrderedDict[tuple, list] = OrderedDict()
 
     def run(self, arrays: list[np.ndarray]) -> list[np.ndarray]:
+        """Run on numpy arrays (tests, tools): one array per feed."""
         return self.session.run(self._output_names, {feed.name: a for feed, a in zip(self.feeds, arrays, strict=True)})
+
+    def _bind(self, inputs: tuple[int, ...], outputs: tuple[int | None, ...]):
+        binding = self.session.io_binding()
+        for feed, addr in zip(self.feeds, inputs, strict=True):
+            binding.bind_input(feed.name, "cpu", 0, feed.dtype, list(feed.shape), addr)
+        for name, result, addr in zip(self._output_names, self.results, outputs, strict=True):
+            if addr is None:
+                binding.bind_output(name, "cpu")  # onnxruntime allocates; the caller copies
+            else:
+                binding.bind_output(name, "cpu", 0, result.dtype, list(result.shape), addr)
+        return binding
+
+    def run_into(self, inputs: tuple[int, ...], outputs: tuple[int | None, ...]) -> list[np.ndarray | None]:
+        """Run reading each feed at its address and writing each output at its address (checked by the caller).
+
+        An output whose address is None is returned as an array for the caller to copy; the others are None.
+        """
+        key = (inputs, outputs)
+        with self._lock:
+            pool = self._bindings.get(key)
+            binding = pool.pop() if pool else None
+        if binding is None:
+            binding = self._bind(inputs, outputs)
+        self.session.run_with_iobinding(binding)
+        copies: list[np.ndarray | None] = [None] * len(outputs)
+        if None in outputs:
+            values = binding.get_outputs()
+            copies = [values[i].numpy().copy() if addr is None else None for i, addr in enumerate(outputs)]
+        with self._lock:
+            self._bindings.setdefault(key, []).append(binding)
+            self._bindings.move_to_end(key)
+            while len(self._bindings) > BINDINGS_PER_OP:
+                self._bindings.popitem(last=False)
+        return copies
 
 
 def _numpy_dtype(desc: TensorDesc, what: str) -> np.dtype:
@@ -139,12 +185,18 @@ def _rename_outputs(b: Builder, names: list[str], inputs: set[str]) -> None:
             node.input[:] = [target if value == name else value for value in node.input]
 
 
+def _ort_threads() -> int:
+    try:
+        return max(int(os.environ.get("OPENACL_ORT_THREADS", "0")), 0)
+    except ValueError:
+        return 0
+
+
 def _session_options():
     import onnxruntime as ort
 
     options = ort.SessionOptions()
-    # One operator on a small tensor: a thread pool costs more than it gives. OPENACL_ORT_THREADS overrides.
-    options.intra_op_num_threads = max(int(os.environ.get("OPENACL_ORT_THREADS", "1") or 1), 0)
+    options.intra_op_num_threads = _ort_threads()  # 0: onnxruntime's default, as for models
     options.inter_op_num_threads = 1
     options.log_severity_level = 3
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")

@@ -6,8 +6,11 @@ Guarantees:
   enough, device memory unless its desc's placement says host, outputs writable). A bad call is an error
   code from ``execute_v2`` itself and queues nothing.
 - The operator runs when its stream reaches it, after every copy, event wait and callback queued before it,
-  and reads its inputs then (through views of device memory, no copy); work queued after it sees its
-  outputs. A failure while running (onnxruntime raising) fails the stream, as a model execution does.
+  and reads its inputs then, in place (onnxruntime is bound to the buffers' addresses, no copy); work
+  queued after it sees its outputs. The memory stays alive until then, even if freed meanwhile. A failure
+  while running (onnxruntime raising) fails the stream, as a model execution does.
+- A small operator (``INLINE_LIMIT`` bytes in and out) on an idle stream runs on the calling thread, before
+  ``execute_v2`` returns; any other runs on an engine thread. Either way the stream is busy with it.
 - Descs and attributes are read at the call: changing or destroying them afterwards does not change an
   operator already queued.
 
@@ -21,6 +24,7 @@ operators with shape ranges.
 from __future__ import annotations
 
 import ctypes
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -39,6 +43,18 @@ from openacl.runtime.stream import Stream, Task
 _INVALID = AclCode.ACL_ERROR_INVALID_PARAM
 
 
+def _inline_limit() -> int:
+    try:
+        return max(int(os.environ.get("OPENACL_OP_INLINE_BYTES", str(4 << 20))), 0)
+    except ValueError:
+        return 4 << 20
+
+
+#: Operators moving at most this many bytes (inputs + outputs) run on the caller's thread when their stream is
+#: idle (``OPENACL_OP_INLINE_BYTES``, read at import; default 4 MiB; 0: always on an engine thread).
+INLINE_LIMIT = _inline_limit()
+
+
 # ----- the runtime, reached through these two functions only (the scheduler is being rewritten) -----
 
 
@@ -47,9 +63,18 @@ def resolve_stream(handle: int) -> Stream:
     return _stream.resolve(handle)
 
 
-def enqueue(stream: Stream, name: str, work: Callable[[], None]) -> None:
-    """Queue one operator's work on a stream, ordered with its copies, events and callbacks."""
-    stream.enqueue(Task.work_task(name, work))
+def enqueue(stream: Stream, name: str, work: Callable[[], None], *, small: bool = False) -> None:
+    """Queue one operator's work on a stream, ordered with its copies, events and callbacks.
+
+    A ``small`` operator on an idle stream runs on the calling thread instead: handing it to an engine thread
+    and waking the caller's ``synchronize`` costs more than the operator (tens of microseconds against a few).
+    The stream is busy with it meanwhile, so ordering and failures are as for any stream task.
+    """
+    task = Task.work_task(name, work)
+    if small:
+        stream.run_here_if_idle(task)
+    else:
+        stream.enqueue(task)
 
 
 # ----- binding buffers -----
@@ -64,63 +89,100 @@ class Target:
     keep: object
 
 
-def _check_memory(addr: int, size: int, desc: TensorDesc, what: str, *, write: bool) -> memory.Region:
-    region = memory.region_for(addr, size, what, write=write)
+@dataclass(frozen=True)
+class Bound:
+    """One call's checked memory: the feeds' addresses and the outputs' targets, with what keeps them alive."""
+
+    inputs: tuple[int, ...]
+    keep: tuple[object, ...]
+    targets: tuple[Target, ...]
+    direct: tuple[int | None, ...]  # per output: the address onnxruntime writes to, or None (copied after)
+
+
+def _check_memory(addr: int, size: int, desc: TensorDesc, what: Callable[[], str], *, write: bool) -> memory.Region:
+    """The region holding a buffer's bytes (``what`` names the buffer, built only for an error)."""
+    region = memory.space.find(addr, size)
+    if region is None or (write and not region.writable):
+        memory.region_for(addr, size, what(), write=write)  # raises, saying which rule the memory breaks
     if desc.placement == ACL_MEMTYPE_DEVICE and region.kind is not memory.Kind.DEVICE:
-        raise AclError(_INVALID, f"{what} {addr:#x} is {region.kind.value} memory; the desc's placement is device")
+        raise AclError(_INVALID, f"{what()} {addr:#x} is {region.kind.value} memory; the desc's placement is device")
     return region
 
 
-def bind_inputs(compiled: CompiledOp, in_descs: list[TensorDesc], in_bufs: list[int]) -> list[np.ndarray]:
-    views = []
+def _bind_inputs(compiled: CompiledOp, in_descs: list[TensorDesc], in_bufs: list[int]) -> tuple[list, list, list]:
+    addrs, keep, spans = [], [], []
+    op_type = compiled.op_type
     for feed in compiled.feeds:
-        what = f"{compiled.op_type} input {feed.index} buffer"
         buffer = memory.data_buffers.get(in_bufs[feed.index])
-        if buffer.size < feed.nbytes:
-            raise AclError(_INVALID, f"{what} has {buffer.size} bytes, the desc needs {feed.nbytes}")
-        _check_memory(buffer.addr, feed.nbytes, in_descs[feed.index], what, write=False)
-        views.append(memory.view_array(buffer.addr, feed.shape, feed.dtype))
-    read = {feed.index for feed in compiled.feeds}
-    for index, handle in enumerate(in_bufs):  # buffers not read must still be real handles (or 0)
-        if handle and index not in read:
-            memory.data_buffers.get(handle)
-    return views
+        nbytes = feed.nbytes
+        if buffer.size < nbytes:
+            what = f"{op_type} input {feed.index} buffer"
+            raise AclError(_INVALID, f"{what} has {buffer.size} bytes, the desc needs {nbytes}")
+        region = _check_memory(
+            buffer.addr, nbytes, in_descs[feed.index], lambda i=feed.index: f"{op_type} input {i} buffer", write=False
+        )
+        keep.append(region.keep)
+        addrs.append(buffer.addr)
+        spans.append((buffer.addr, buffer.addr + nbytes))
+    if len(in_bufs) != len(compiled.feeds):
+        read = {feed.index for feed in compiled.feeds}
+        for index, handle in enumerate(in_bufs):  # buffers not read must still be real handles (or 0)
+            if handle and index not in read:
+                memory.data_buffers.get(handle)
+    return addrs, keep, spans
 
 
-def bind_outputs(compiled: CompiledOp, out_descs: list[TensorDesc], out_bufs: list[int]) -> list[Target]:
-    targets = []
+def bind(
+    compiled: CompiledOp,
+    in_descs: list[TensorDesc],
+    in_bufs: list[int],
+    out_descs: list[TensorDesc],
+    out_bufs: list[int],
+) -> Bound:
+    """Check every buffer of one call; rewrite dynamic output descs with the real shapes."""
+    addrs, keep, spans = _bind_inputs(compiled, in_descs, in_bufs)
+    op_type = compiled.op_type
+    targets, direct = [], []
     for index, (result, desc, handle) in enumerate(zip(compiled.results, out_descs, out_bufs, strict=True)):
-        what = f"{compiled.op_type} output {index} buffer"
-        if not desc.is_static and not result.is_static:
+        if not result.is_static and not desc.is_static:
             raise AclError(
                 AclCode.ACL_ERROR_OP_OUTPUT_NOT_MATCH,
-                f"{compiled.op_type}: output {index} has dims {list(desc.dims)} and no shape can be inferred",
+                f"{op_type}: output {index} has dims {list(desc.dims)} and no shape can be inferred",
             )
         need = result.nbytes if result.is_static else desc.size()
         buffer = memory.data_buffers.get(handle)
+        addr = buffer.addr
         if buffer.size < need:
-            raise AclError(_INVALID, f"{what} has {buffer.size} bytes, the output needs {need}")
-        region = _check_memory(buffer.addr, need, desc, what, write=True)
-        targets.append(Target(buffer.addr, buffer.size, region.keep))
+            raise AclError(
+                _INVALID, f"{op_type} output {index} buffer has {buffer.size} bytes, the output needs {need}"
+            )
+        region = _check_memory(addr, need, desc, lambda i=index: f"{op_type} output {i} buffer", write=True)
+        targets.append(Target(addr, buffer.size, region.keep))
+        # In place over an input, or of a shape known only after the run: onnxruntime allocates, we copy.
+        overlaps = any(low < addr + need and addr < high for low, high in spans)
+        direct.append(None if overlaps or not result.is_static else addr)
     for desc, result in zip(out_descs, compiled.results, strict=True):
         if not desc.is_static:
             desc.dims = result.shape  # CANN rewrites an output desc of dynamic shape with the real one
-    return targets
+    return Bound(tuple(addrs), tuple(keep), tuple(targets), tuple(direct))
 
 
-def _write(op_type: str, results: list[np.ndarray], targets: list[Target]) -> None:
-    for index, (result, target) in enumerate(zip(results, targets, strict=True)):
+def _copy_out(op_type: str, copies: list[np.ndarray | None], targets: tuple[Target, ...]) -> None:
+    for index, (result, target) in enumerate(zip(copies, targets, strict=True)):
+        if result is None:
+            continue  # written in place
         result = np.ascontiguousarray(result)
         if result.nbytes > target.size:
             raise AclError(_INVALID, f"{op_type} output {index}: {result.nbytes} bytes, its buffer {target.size}")
         ctypes.memmove(target.addr, result.ctypes.data, result.nbytes)  # inside the region checked at the call
 
 
-def _queue(compiled: CompiledOp, views: list[np.ndarray], targets: list[Target], stream: Stream) -> None:
+def _queue(compiled: CompiledOp, bound: Bound, stream: Stream) -> None:
     def work() -> None:
-        _write(compiled.op_type, compiled.run(views), targets)
+        _copy_out(compiled.op_type, compiled.run_into(bound.inputs, bound.direct), bound.targets)
 
-    enqueue(stream, f"op:{compiled.op_type}", work)
+    moved = compiled.input_bytes + sum(target.size for target in bound.targets)
+    enqueue(stream, f"op:{compiled.op_type}", work, small=moved <= INLINE_LIMIT)
 
 
 def _descs(handles: list[int]) -> list[TensorDesc]:
@@ -151,8 +213,7 @@ def execute(
     attr = _attr.get(attr_handle)
     stream = resolve_stream(stream_handle)
     compiled = cache.get(op_type, in_descs, out_descs, attr)
-    views = bind_inputs(compiled, in_descs, in_bufs)
-    _queue(compiled, views, bind_outputs(compiled, out_descs, out_bufs), stream)
+    _queue(compiled, bind(compiled, in_descs, in_bufs, out_descs, out_bufs), stream)
 
 
 def update_params(op_type: str, in_desc_handles: list[int], out_desc_handles: list[int], attr_handle: int) -> None:
@@ -218,8 +279,7 @@ def execute_with_handle(handle: int, in_bufs: list[int], out_bufs: list[int], st
     op = op_handles.get(handle)
     _check_lengths(list(op.in_descs), in_bufs, list(op.out_descs), out_bufs)
     stream = resolve_stream(stream_handle)
-    views = bind_inputs(op.compiled, list(op.in_descs), in_bufs)
-    _queue(op.compiled, views, bind_outputs(op.compiled, list(op.out_descs), out_bufs), stream)
+    _queue(op.compiled, bind(op.compiled, list(op.in_descs), in_bufs, list(op.out_descs), out_bufs), stream)
 
 
 def cast(src_desc: int, src_buf: int, dst_desc: int, dst_buf: int, truncate: int, stream_handle: int) -> None:
@@ -227,5 +287,4 @@ def cast(src_desc: int, src_buf: int, dst_desc: int, dst_buf: int, truncate: int
     in_descs, out_descs = [_desc.get(src_desc)], [_desc.get(dst_desc)]
     stream = resolve_stream(stream_handle)
     compiled = cache.get("Cast", in_descs, out_descs, _cast_attr(truncate))
-    views = bind_inputs(compiled, in_descs, [src_buf])
-    _queue(compiled, views, bind_outputs(compiled, out_descs, [dst_buf]), stream)
+    _queue(compiled, bind(compiled, in_descs, [src_buf], out_descs, [dst_buf]), stream)
