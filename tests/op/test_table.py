@@ -248,3 +248,13 @@ def test_registry_is_explicit_and_each_record_names_its_type():
     )
     for op_type, record in table.REGISTRY.items():
         assert record.op_type == op_type and record.inputs and record.outputs
+
+
+def test_readme_op_table_names_every_type():
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Single operators (acl.op)")[1].split("\n## ")[0]
+    missing = [op_type for op_type in table.REGISTRY if f"`{op_type}`" not in section]
+    assert not missing, f"README's op table lacks {missing}"
+    assert f"The op table ({len(table.REGISTRY)} types;" in section
