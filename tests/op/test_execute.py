@@ -367,3 +367,44 @@ def test_attr_values_unused_by_the_op_are_ignored(add, stream):
     attr = make_attr({"not_an_add_attr": ("int", 5)})
     assert add.run(stream, attr=attr) == 0
     assert acl.rt.synchronize_stream(stream) == 0
+
+
+def test_in_place_output_over_an_input(add, stream):
+    """y written over x1: onnxruntime gets its own output memory and the result is copied after the run."""
+    assert add.run(stream, outs=[add.ins[0]]) == 0
+    assert acl.rt.synchronize_stream(stream) == 0
+    np.testing.assert_array_equal(from_device(add.pa, F32, (2, 3)), add.a + add.b)
+    x = np.arange(6, dtype=F32).reshape(2, 3)
+    ptr = to_device(x)
+    buf = acl.create_data_buffer(ptr, 24)
+    attr = make_attr({"perm": ("list_int", [1, 0])})
+    ret = acl.op.execute_v2("TransposeD", [desc_for(x)], [buf], [desc_for(x.T)], [buf], attr, stream)
+    assert ret == 0 and acl.rt.synchronize_stream(stream) == 0
+    np.testing.assert_array_equal(from_device(ptr, F32, (3, 2)), x.T)
+
+
+def test_memory_freed_while_the_op_is_queued_stays_alive_until_it_ran(add, stream, gate):
+    hold_stream(stream, gate)
+    assert add.run(stream) == 0
+    out = add.py
+    assert acl.rt.free(add.pa) == 0 and acl.rt.free(add.pb) == 0
+    gate.set()
+    assert acl.rt.synchronize_stream(stream) == 0  # read freed-but-kept bytes, no crash
+    np.testing.assert_array_equal(from_device(out, F32, (2, 3)), add.a + add.b)
+    assert add.run(stream) == INVALID  # freed memory is unknown to new calls
+
+
+def test_empty_tensors(stream):
+    from tests.op.conftest import Runner
+
+    empty = np.zeros((0, 3), F32)
+    (y,) = Runner(stream).run("Add", [empty, empty], [(F32, (0, 3))])
+    assert y.shape == (0, 3)
+
+
+def test_reset_drops_compiled_ops_and_handles(add, stream):
+    handle, _ = acl.op.create_handle("Add", [add.desc, add.desc], [add.desc], 0)
+    assert compiled.cache.statistics()["entries"] == 1
+    execute.reset()
+    assert compiled.cache.statistics()["entries"] == 0
+    assert acl.op.execute_with_handle(handle, add.ins, add.outs, stream) == INVALID

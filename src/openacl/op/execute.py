@@ -288,3 +288,10 @@ def cast(src_desc: int, src_buf: int, dst_desc: int, dst_buf: int, truncate: int
     stream = resolve_stream(stream_handle)
     compiled = cache.get("Cast", in_descs, out_descs, _cast_attr(truncate))
     _queue(compiled, bind(compiled, in_descs, [src_buf], out_descs, [dst_buf]), stream)
+
+
+def reset() -> None:
+    """Forget every compiled operator and op handle (process reset and fork: onnxruntime sessions do not survive
+    a fork). Tensor descs and attributes are host objects the program owns and stay."""
+    op_handles.clear()
+    cache.clear()

@@ -57,3 +57,7 @@ class HandleTable(Generic[T]):
 
     def values(self) -> list[T]:
         return list(self._objects.values())
+
+    def clear(self) -> None:
+        """Forget every object (process reset); their handles stay retired, never to be handed out again."""
+        self._objects.clear()
