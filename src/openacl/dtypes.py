@@ -187,3 +187,15 @@ def numpy_from_onnx(elem_type: int) -> np.dtype:
 def numpy_from_ort(type_string: str) -> np.dtype:
     """The numpy dtype of an onnxruntime type string such as ``tensor(float)``; ``KeyError`` otherwise."""
     return _NUMPY_OF_ORT[type_string]
+
+
+#: Bytes per element of each ACL dtype (``aclDataTypeSize``); a dtype not listed (``ACL_STRING``, undefined) is 0.
+_ACL_SIZES: dict[int, int] = {
+    **{int(acl): np_type.itemsize for np_type, acl, _ in _NUMPY_ACL_PROTO},
+    int(AclDataType.ACL_BF16): 2,
+}
+
+
+def acl_dtype_size(code: int) -> int:
+    """``aclDataTypeSize``: bytes per element of an ACL dtype number, 0 for one without a fixed size."""
+    return _ACL_SIZES.get(code, 0)

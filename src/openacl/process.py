@@ -9,7 +9,8 @@ Teardown order, the same for ``finalize`` and ``reset``:
    engines stopped;
 2. dumps: every pending file delivered, settings dropped;
 3. models unloaded;
-4. (``reset`` only) every handle table, every registered memory region, the wait graph, GE;
+4. (``reset`` only) compiled operators, GE, every handle table, every registered memory region, the wait
+   graph;
 5. the trace file written.
 
 Exit (the one ``atexit`` hook): queued stream work is dropped and the engines stopped without waiting for
@@ -38,6 +39,7 @@ from openacl.dump import manager as dump
 from openacl.errors import AclCode, AclError
 from openacl.ge import session as ge_session
 from openacl.model import model
+from openacl.op import execute as op_execute
 from openacl.runtime import device, handles, memory
 from openacl.runtime.sched import lock as _lock
 from openacl.runtime.sched import waitgraph
@@ -104,6 +106,7 @@ def reset(force: bool = True) -> None:
         device.teardown_all(force)
         dump.reset()
         model.unload_all()
+        op_execute.reset()
         ge_session.finalize_at_exit()
         device.forget_all()
         handles.clear_all()
@@ -156,6 +159,7 @@ def _after_fork_in_child() -> None:
     handles.reinit_after_fork()
     memory.space.reinit_after_fork()
     waitgraph.reset()
+    op_execute.reset()  # compiled operators hold onnxruntime sessions, which do not survive a fork
     device.reinit_after_fork()
     _lock.release()  # runs what mending deferred (log lines, thread starts) in the child
 

@@ -249,3 +249,29 @@ def test_plain_int_fast_path_agrees_with_the_converters(values):
         parsed = list(parse(tuple(values), {}))
         assert parsed == expected
         assert [type(v) for v in parsed] == [type(v) for v in expected]
+
+
+# ----- the formats acl.op needs: f (C float), L (long long), B (unsigned char) -----
+
+
+def test_float32_long_long_and_unsigned_char_formats():
+    from openacl.acl._args import parser
+
+    parse = parser("fLB", "acl.op.demo")
+    value, number, flag = parse((0.1, -(1 << 63), 257), {})
+    assert value == float(np.float32(0.1)) and number == -(1 << 63) and flag == 1
+    assert list(parse((1, 5, False), {})) == [1.0, 5, 0]  # an int where a float goes; B of False is 0
+    for bad in ((0.1, 1 << 63, 0), (0.1, 1.5, 0), ("x", 1, 0), (0.1, 1, 1.0)):
+        with pytest.raises(TypeError, match=r"acl\.op\.demo args parse failed"):
+            parse(bad, {})
+
+
+def test_handle_lists_are_lists():
+    from openacl.acl._args import handle_list
+
+    assert handle_list([1, 2], "acl.op.x", "inputs") == [1, 2]
+    assert handle_list([-1], "acl.op.x", "inputs") == [(1 << 64) - 1]  # as PyLong_AsVoidPtr
+    with pytest.raises(TypeError, match="argument inputs is not list"):
+        handle_list((1, 2), "acl.op.x", "inputs")
+    with pytest.raises(TypeError):
+        handle_list([1, None], "acl.op.x", "inputs")

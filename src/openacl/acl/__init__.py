@@ -1,30 +1,57 @@
 """The pyACL facade: ``import acl`` resolves here under ``openacl run`` or after ``openacl.install()``.
 
-Top level: ``init``, ``finalize``, ``finalize_reference`` and the data-buffer functions; submodules ``rt``, ``mdl``
-and ``util``. Every function parses its arguments as pyACL does and maps runtime errors to return codes; all
-state and checks live in ``openacl.runtime``.
+Top level: ``init``, ``finalize``, ``finalize_reference``, the data-buffer and the tensor-desc functions;
+submodules ``rt``, ``mdl``, ``op`` and ``util``. Every function parses its arguments as pyACL does and maps
+runtime errors to return codes; all state and checks live below the facade (``openacl.runtime``, ``openacl.op``).
 """
 
 from __future__ import annotations
 
 from openacl import process as _process
-from openacl.acl import mdl, rt, util
-from openacl.acl._args import BARE, VALUE, api
+from openacl.acl import mdl, op, rt, util
+from openacl.acl._args import BARE, VALUE, ArgumentTypeError, ArgumentValueError, api, int_list
+from openacl.dtypes import acl_dtype_size
+from openacl.op import tensor_desc as _desc
 from openacl.runtime import buffers as _buffers
 
-SUBMODULES = ("rt", "mdl", "util")
+SUBMODULES = ("rt", "mdl", "op", "util")
 
 __all__ = [
     "create_data_buffer",
+    "create_tensor_desc",
+    "data_type_size",
     "destroy_data_buffer",
+    "destroy_tensor_desc",
     "finalize",
     "finalize_reference",
     "get_data_buffer_addr",
     "get_data_buffer_size",
     "get_data_buffer_size_v2",
+    "get_tensor_desc_dim",
+    "get_tensor_desc_dim_range",
+    "get_tensor_desc_dim_v2",
+    "get_tensor_desc_element_count",
+    "get_tensor_desc_format",
+    "get_tensor_desc_name",
+    "get_tensor_desc_num_dims",
+    "get_tensor_desc_size",
+    "get_tensor_desc_type",
     "init",
     "mdl",
+    "op",
     "rt",
+    "set_tensor_const",
+    "set_tensor_desc_name",
+    "set_tensor_dynamic_input",
+    "set_tensor_format",
+    "set_tensor_origin_format",
+    "set_tensor_origin_shape",
+    "set_tensor_place_ment",
+    "set_tensor_shape",
+    "set_tensor_shape_range",
+    "set_tensor_storage_format",
+    "set_tensor_storage_shape",
+    "set_tensor_value_range",
     "update_data_buffer",
     "util",
 ]
@@ -73,3 +100,139 @@ def get_data_buffer_size_v2(data_buffer):
 @api("kkK")
 def update_data_buffer(data_buffer, data, size):
     _buffers.update_data_buffer(data_buffer, data, size)
+
+
+# ----- tensor descs -----
+
+
+@api("iOi", BARE)
+def create_tensor_desc(data_type, dims, format):
+    return _desc.create(data_type, int_list(dims, "acl.create_tensor_desc", "dims"), format)
+
+
+@api("k", BARE, failure=None)
+def destroy_tensor_desc(desc):
+    _desc.destroy(desc)
+
+
+@api("i", BARE)
+def data_type_size(data_type):
+    return acl_dtype_size(data_type)
+
+
+@api("k", BARE, failure=-1)
+def get_tensor_desc_type(desc):
+    return _desc.get(desc).dtype
+
+
+@api("k", BARE, failure=-1)
+def get_tensor_desc_format(desc):
+    return _desc.get(desc).format
+
+
+@api("k", BARE)
+def get_tensor_desc_size(desc):
+    return _desc.get(desc).size()
+
+
+@api("k", BARE)
+def get_tensor_desc_element_count(desc):
+    return _desc.get(desc).element_count()
+
+
+@api("k", BARE)
+def get_tensor_desc_num_dims(desc):
+    return _desc.get(desc).num_dims()
+
+
+@api("kk", BARE, failure=-1)
+def get_tensor_desc_dim(desc, index):
+    return _desc.get(desc).dim(index)
+
+
+@api("kk", VALUE, failure=-1)
+def get_tensor_desc_dim_v2(desc, index):
+    return _desc.get(desc).dim(index)
+
+
+@api("kkk", VALUE, failure=None)
+def get_tensor_desc_dim_range(desc, index, dim_range_num):
+    return _desc.get(desc).dim_range(index, dim_range_num)
+
+
+@api("k", BARE, failure=None)
+def get_tensor_desc_name(desc):
+    return _desc.get(desc).name
+
+
+@api("ks", BARE, failure=None)
+def set_tensor_desc_name(desc, name):
+    _desc.set_name(desc, name)
+
+
+def _dims(value: object, qualname: str) -> list[int]:
+    dims = int_list(value, qualname, "dims")
+    if not dims:
+        raise ArgumentValueError("list is empty")
+    return dims
+
+
+@api("kO")
+def set_tensor_shape(desc, dims):
+    _desc.set_shape(desc, _dims(dims, "acl.set_tensor_shape"))
+
+
+@api("kO")
+def set_tensor_origin_shape(desc, dims):
+    _desc.set_origin_shape(desc, int_list(dims, "acl.set_tensor_origin_shape", "dims"))
+
+
+@api("kO")
+def set_tensor_storage_shape(desc, dims):
+    _desc.set_storage_shape(desc, int_list(dims, "acl.set_tensor_storage_shape", "dims"))
+
+
+@api("ki")
+def set_tensor_format(desc, format):
+    _desc.set_format(desc, format)
+
+
+@api("ki")
+def set_tensor_origin_format(desc, format):
+    _desc.set_origin_format(desc, format)
+
+
+@api("ki")
+def set_tensor_storage_format(desc, format):
+    _desc.set_storage_format(desc, format)
+
+
+@api("ks")
+def set_tensor_dynamic_input(desc, dynamic_input_name):
+    _desc.set_dynamic_input(desc, dynamic_input_name)
+
+
+def _ranges(value: object, qualname: str) -> list:
+    if not isinstance(value, list) or not all(isinstance(item, list | tuple) for item in value):
+        raise ArgumentTypeError(f"{qualname} args parse failed")
+    return value
+
+
+@api("kO")
+def set_tensor_shape_range(desc, dims_range):
+    _desc.set_shape_range(desc, _ranges(dims_range, "acl.set_tensor_shape_range"))
+
+
+@api("kO")
+def set_tensor_value_range(desc, value_range):
+    _desc.set_value_range(desc, _ranges(value_range, "acl.set_tensor_value_range"))
+
+
+@api("kkk")
+def set_tensor_const(desc, data_buffer, length):
+    _desc.set_const(desc, data_buffer, length)
+
+
+@api("ki")
+def set_tensor_place_ment(desc, memory_type):
+    _desc.set_placement(desc, memory_type)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import copy
 import functools
 import operator
+import struct
 from collections.abc import Callable
 
 from openacl.errors import AclCode, AclError
@@ -74,6 +75,28 @@ def _double(value: object) -> float:
     return float(operator.index(value)) if isinstance(value, int) else float(value)  # type: ignore[arg-type]
 
 
+def _float32(value: object) -> float:
+    """``f``: a C float, so the value is rounded to single precision."""
+    return float(struct.unpack("f", struct.pack("f", _double(value)))[0])
+
+
+def _int64(value: object) -> int:
+    """``L``: a C long long, overflow-checked as CPython does."""
+    if isinstance(value, float):
+        raise TypeError
+    number = operator.index(value)
+    if not -(1 << 63) <= number < (1 << 63):
+        raise OverflowError
+    return number
+
+
+def _uchar(value: object) -> int:
+    """``B``: an unsigned char, truncated without a range check (``False`` is 0)."""
+    if isinstance(value, float):
+        raise TypeError
+    return operator.index(value) & 0xFF
+
+
 _CONVERTERS: dict[str, Callable[[object], object]] = {
     "k": _unsigned(_U64),
     "K": _unsigned(_U64),
@@ -81,6 +104,9 @@ _CONVERTERS: dict[str, Callable[[object], object]] = {
     "i": _int32,
     "s": _string,
     "d": _double,
+    "f": _float32,
+    "L": _int64,
+    "B": _uchar,
     "O": lambda value: value,
 }
 
@@ -91,6 +117,8 @@ _PLAIN_RANGES: dict[str, tuple[int, int]] = {
     "K": (0, _U64),
     "I": (0, _U32),
     "i": (-(1 << 31), (1 << 31) - 1),
+    "L": (-(1 << 63), (1 << 63) - 1),
+    "B": (0, 0xFF),
 }
 
 
@@ -180,6 +208,31 @@ def api(fmt: str, returns: str = RET, failure: object = 0, sub: str | None = Non
         return wrapper
 
     return decorate
+
+
+def handle_list(value: object, qualname: str, what: str) -> list[int]:
+    """A ``list`` of int handles (pyACL's ``O`` + ``PyList_Check``): a tuple or a non-int element is a TypeError."""
+    if type(value) is not list:
+        if not isinstance(value, list):
+            raise ArgumentTypeError(f"{qualname}: argument {what} is not list")
+        value = list(value)
+    for item in value:
+        if type(item) is not int or not 0 <= item <= _U64:  # the common call: plain handles, returned as they are
+            break
+    else:
+        return value
+    if not all(isinstance(item, int) for item in value):
+        raise ArgumentTypeError(f"{qualname}: argument {what} holds an element that is not an int")
+    return [item & _U64 for item in value]
+
+
+def int_list(value: object, qualname: str, what: str) -> list[int]:
+    """A ``list`` of ints (dims, shape ranges' bounds): anything else is pyACL's parse TypeError."""
+    if not isinstance(value, list) or not all(
+        isinstance(item, int) and -(1 << 63) <= item < (1 << 63) for item in value
+    ):
+        raise ArgumentTypeError(f"{qualname} args parse failed")
+    return [int(item) for item in value]
 
 
 def require_callable(fn: object) -> None:

@@ -124,6 +124,34 @@ class Stream:
         else:
             self._tasks.append(task)
 
+    def run_here_if_idle(self, task: Task) -> bool:
+        """Run a WORK task on the calling thread if the stream has nothing queued or running, else enqueue it.
+
+        For work that costs less than handing it to an engine thread (a single operator on a small tensor).
+        While it runs the stream is RUNNING with the task as ``_busy``, just as when an engine thread runs it:
+        tasks enqueued meanwhile queue behind it, ``synchronize`` waits for it, and a failure is the stream's.
+        Returns True if it ran here.
+        """
+        with _lock.locked:
+            self.check_open_locked()
+            here = self.state is StreamState.IDLE and not self._tasks
+            if here:
+                task.seq = self._next_seq
+                self._next_seq += 1
+                task.stream = self
+                task.state = TaskState.RUNNING
+                self.state = StreamState.RUNNING
+                self._busy = task
+            else:
+                self.enqueue_locked(task)  # behind whatever is queued or running now, as any enqueue
+        if not here:
+            return False
+        self._run_work(task)
+        with _lock.locked:
+            self.state = StreamState.IDLE
+            self.advance_locked()  # what was enqueued meanwhile: passed, or handed to the engine
+        return True
+
     # ----- advancing (LOCK held) -----
 
     def advance_locked(self) -> Task | None:

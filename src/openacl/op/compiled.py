@@ -1,0 +1,337 @@
+"""Compiling an operator: its descs and attributes → a one-node ONNX model → an onnxruntime session, cached.
+
+The cache key is the operator's whole signature: op type, every input's dtype, dims, format and const value,
+every output's dtype, dims and format, and every attribute (name, kind, value). A second call with the same
+signature builds nothing; ``statistics()`` counts builds and hits so tests can see it.
+
+Compiling checks everything that can be checked before the operator runs, with CANN's matching codes:
+the op type (TYPE_NOT_MATCH), input count, dtypes and shapes (INPUT_NOT_MATCH, found by ONNX's strict shape
+inference), attribute kinds (ATTR_NOT_MATCH), and that each output desc has the dtype and element count the
+operator produces (OUTPUT_NOT_MATCH). An ACL dtype numpy cannot hold (ACL_BF16, ACL_STRING) is
+UNSUPPORTED_DATA_TYPE.
+
+Invariant: a CompiledOp in the cache is immutable; its session is thread-safe (onnxruntime's ``run`` is), so
+one compiled operator may run on several streams at once.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from openacl.dtypes import numpy_from_acl, numpy_from_onnx
+from openacl.errors import AclCode, AclError
+from openacl.op import table
+from openacl.op.attr import OpAttr
+from openacl.op.lowering import Builder, Operand, OpRecord, Output, input_mismatch, output_mismatch
+from openacl.op.tensor_desc import TensorDesc
+
+OPSET = 18
+IR_VERSION = 9
+CACHE_CAPACITY = 1024
+
+
+@dataclass(frozen=True)
+class Feed:
+    """A graph input the caller's buffer supplies: which input it is, and the view it needs."""
+
+    index: int
+    name: str
+    dtype: np.dtype
+    shape: tuple[int, ...]
+    nbytes: int
+
+
+@dataclass(frozen=True)
+class Result:
+    """What one output will be: its dtype and shape as the operator produces them (-1 where unknown)."""
+
+    dtype: np.dtype
+    shape: tuple[int, ...]
+    is_static: bool = field(init=False)
+    nbytes: int = field(init=False)  # -1 unless static
+
+    def __post_init__(self) -> None:
+        static = all(dim >= 0 for dim in self.shape)
+        object.__setattr__(self, "is_static", static)
+        object.__setattr__(self, "nbytes", math.prod(self.shape) * self.dtype.itemsize if static else -1)
+
+
+BINDINGS_PER_OP = 8  # buffer sets whose onnxruntime bindings a compiled operator keeps for reuse
+
+
+class CompiledOp:
+    """One operator, ready to run: its session, the inputs it reads from buffers, its outputs.
+
+    It runs on memory the caller checked (``run_into``): onnxruntime reads the inputs and writes the
+    outputs in place through an IOBinding of their addresses, with no copy. The binding of a buffer set is
+    kept and reused by the next call with the same addresses (the common loop), one caller at a time: a
+    binding is taken out of the pool for the run and put back after it.
+    """
+
+    def __init__(
+        self, op_type: str, model, session, feeds: tuple[Feed, ...], results: tuple[Result, ...], build_s: float
+    ) -> None:
+        self.op_type = op_type
+        self.model = model  # the ONNX ModelProto (tests, tools)
+        self.session = session
+        self.feeds = feeds
+        self.results = results
+        self.build_seconds = build_s
+        self._output_names = [f"y{i}" for i in range(len(results))]
+        self.input_bytes = sum(feed.nbytes for feed in feeds)
+        self._lock = threading.Lock()
+        self._bindings: OrderedDict[tuple, list] = OrderedDict()
+
+    def run(self, arrays: list[np.ndarray]) -> list[np.ndarray]:
+        """Run on numpy arrays (tests, tools): one array per feed."""
+        return self.session.run(self._output_names, {feed.name: a for feed, a in zip(self.feeds, arrays, strict=True)})
+
+    def _bind(self, inputs: tuple[int, ...], outputs: tuple[int | None, ...]):
+        binding = self.session.io_binding()
+        for feed, addr in zip(self.feeds, inputs, strict=True):
+            binding.bind_input(feed.name, "cpu", 0, feed.dtype, list(feed.shape), addr)
+        for name, result, addr in zip(self._output_names, self.results, outputs, strict=True):
+            if addr is None:
+                binding.bind_output(name, "cpu")  # onnxruntime allocates; the caller copies
+            else:
+                binding.bind_output(name, "cpu", 0, result.dtype, list(result.shape), addr)
+        return binding
+
+    def run_into(self, inputs: tuple[int, ...], outputs: tuple[int | None, ...]) -> list[np.ndarray | None]:
+        """Run reading each feed at its address and writing each output at its address (checked by the caller).
+
+        An output whose address is None is returned as an array for the caller to copy; the others are None.
+        """
+        key = (inputs, outputs)
+        with self._lock:
+            pool = self._bindings.get(key)
+            binding = pool.pop() if pool else None
+        if binding is None:
+            binding = self._bind(inputs, outputs)
+        self.session.run_with_iobinding(binding)
+        copies: list[np.ndarray | None] = [None] * len(outputs)
+        if None in outputs:
+            values = binding.get_outputs()
+            copies = [values[i].numpy().copy() if addr is None else None for i, addr in enumerate(outputs)]
+        with self._lock:
+            self._bindings.setdefault(key, []).append(binding)
+            self._bindings.move_to_end(key)
+            while len(self._bindings) > BINDINGS_PER_OP:
+                self._bindings.popitem(last=False)
+        return copies
+
+
+def _numpy_dtype(desc: TensorDesc, what: str) -> np.dtype:
+    try:
+        return numpy_from_acl(desc.dtype)
+    except (KeyError, ValueError):
+        raise AclError(
+            AclCode.ACL_ERROR_UNSUPPORTED_DATA_TYPE, f"{what}: ACL dtype {desc.dtype} has no CPU representation"
+        ) from None
+
+
+def _input_names(op: OpRecord, count: int) -> list[str]:
+    """The record's input name for each position (a dynamic input repeated as often as it was given)."""
+    names = list(op.inputs)
+    for k, name in enumerate(names):
+        if name.endswith("*"):
+            return names[:k] + [name] * (count - len(names) + 1) + names[k + 1 :]
+    return names[:count]
+
+
+def _operands(op: OpRecord, in_descs: list[TensorDesc]) -> list[Operand | None]:
+    if not op.input_count_ok(len(in_descs)):
+        raise input_mismatch(op.op_type, f"takes inputs {', '.join(op.inputs)}; {len(in_descs)} were given")
+    operands: list[Operand | None] = []
+    for index, (name, desc) in enumerate(zip(_input_names(op, len(in_descs)), in_descs, strict=True)):
+        if desc.is_absent:
+            if not name.endswith("?"):
+                raise input_mismatch(op.op_type, f"input {index} ({name}) is required, its desc is ACL_DT_UNDEFINED")
+            operands.append(None)
+            continue
+        dtype = _numpy_dtype(desc, f"{op.op_type} input {index}")
+        if not desc.is_static:
+            raise input_mismatch(op.op_type, f"input {index} ({name}) has dims {list(desc.dims)}: need real dims")
+        const = None
+        if desc.const is not None:
+            if len(desc.const) != desc.element_count() * dtype.itemsize:
+                raise input_mismatch(
+                    op.op_type,
+                    f"input {index} ({name}): const of {len(desc.const)} bytes for dims {list(desc.dims)} of {dtype}",
+                )
+            const = np.frombuffer(desc.const, dtype).reshape(desc.dims)
+        operands.append(Operand(f"x{index}", dtype, desc.dims, desc.format, const))
+    if not any(name.endswith("*") for name in op.inputs):
+        operands += [None] * (len(op.inputs) - len(operands))
+    return operands
+
+
+def _rename_outputs(b: Builder, names: list[str], inputs: set[str]) -> None:
+    """Make the lowering's result values the graph outputs y0, y1, ..."""
+    for i, name in enumerate(names):
+        target = f"y{i}"
+        if name in inputs or not any(name in node.output for node in b.nodes):
+            b.nodes.append(b.make_node("Identity", [name], [target]))
+            continue
+        for node in b.nodes:
+            node.output[:] = [target if out == name else out for out in node.output]
+            node.input[:] = [target if value == name else value for value in node.input]
+
+
+def _ort_threads() -> int:
+    try:
+        return max(int(os.environ.get("OPENACL_ORT_THREADS", "0")), 0)
+    except ValueError:
+        return 0
+
+
+def _session_options():
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = _ort_threads()  # 0: onnxruntime's default, as for models
+    options.inter_op_num_threads = 1
+    options.log_severity_level = 3
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    return options
+
+
+def _shape(value_info) -> tuple[int, ...]:
+    tensor_type = value_info.type.tensor_type
+    if not tensor_type.HasField("shape"):
+        return (-2,)  # unknown rank
+    return tuple(d.dim_value if d.HasField("dim_value") else -1 for d in tensor_type.shape.dim)
+
+
+def _results(op_type: str, inferred, out_descs: list[TensorDesc]) -> tuple[Result, ...]:
+    """What the operator produces, checked against the output descs."""
+    results = []
+    for index, (value_info, desc) in enumerate(zip(inferred.graph.output, out_descs, strict=True)):
+        produced = numpy_from_onnx(value_info.type.tensor_type.elem_type)
+        wanted = _numpy_dtype(desc, f"{op_type} output {index}")
+        if produced != wanted:
+            raise output_mismatch(op_type, f"output {index} is {produced}, its desc says {wanted}")
+        result = Result(produced, _shape(value_info))
+        if result.is_static and desc.is_static and math.prod(result.shape) != desc.element_count():
+            detail = f"output {index} has shape {list(result.shape)}; its desc dims {list(desc.dims)} differ in size"
+            raise output_mismatch(op_type, detail)
+        results.append(result)
+    return tuple(results)
+
+
+def _lower(op_type: str, in_descs: list[TensorDesc], out_descs: list[TensorDesc], attr: OpAttr):
+    """The operator's ONNX model (outputs untyped) with its types and shapes inferred, and its feeds."""
+    from onnx import helper, shape_inference  # onnx takes half a second to import: only operator users pay
+
+    op = table.record(op_type)
+    if len(out_descs) != len(op.outputs):
+        raise output_mismatch(op_type, f"has outputs {', '.join(op.outputs)}; {len(out_descs)} were given")
+    operands = _operands(op, in_descs)
+    attrs = table.resolve_attrs(op, attr)
+    outputs = [Output(_numpy_dtype(d, f"{op_type} output {i}"), d.dims) for i, d in enumerate(out_descs)]
+    b = Builder(op_type)
+    graph_inputs, feeds = [], []
+    for index, operand in enumerate(operands):
+        if operand is None:
+            continue
+        if operand.const is not None:
+            b.initializers.append(b.tensor(operand.const, operand.name))
+            continue
+        elem = helper.np_dtype_to_tensor_dtype(operand.dtype)
+        graph_inputs.append(helper.make_tensor_value_info(operand.name, elem, list(operand.shape)))
+        nbytes = math.prod(operand.shape) * operand.dtype.itemsize
+        feeds.append(Feed(index, operand.name, operand.dtype, operand.shape, nbytes))
+    names = op.lower(b, operands, attrs, outputs)
+    _rename_outputs(b, names, {vi.name for vi in graph_inputs} | {init.name for init in b.initializers})
+    graph = helper.make_graph(
+        b.nodes,
+        op_type,
+        graph_inputs,
+        [helper.make_empty_tensor_value_info(f"y{i}") for i in range(len(names))],
+        initializer=b.initializers,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="openacl.op")
+    model.ir_version = IR_VERSION
+    try:
+        inferred = shape_inference.infer_shapes(model, strict_mode=True, data_prop=True)
+    except Exception as exc:
+        reason = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
+        raise input_mismatch(op_type, f"the inputs do not fit the operator: {reason}") from None
+    return inferred, tuple(feeds)
+
+
+def infer(op_type: str, in_descs: list[TensorDesc], out_descs: list[TensorDesc], attr: OpAttr) -> tuple[Result, ...]:
+    """The outputs' dtypes and shapes (-1 where unknown), without loading anything."""
+    inferred, _ = _lower(op_type, in_descs, out_descs, attr)
+    return tuple(Result(numpy_from_onnx(vi.type.tensor_type.elem_type), _shape(vi)) for vi in inferred.graph.output)
+
+
+def build(op_type: str, in_descs: list[TensorDesc], out_descs: list[TensorDesc], attr: OpAttr) -> CompiledOp:
+    """Lower, check and load one operator (no cache)."""
+    import onnxruntime as ort
+
+    start = time.perf_counter()
+    inferred, feeds = _lower(op_type, in_descs, out_descs, attr)
+    results = _results(op_type, inferred, out_descs)
+    try:
+        session = ort.InferenceSession(
+            inferred.SerializeToString(), _session_options(), providers=["CPUExecutionProvider"]
+        )
+    except Exception as exc:
+        raise input_mismatch(op_type, f"onnxruntime cannot run it for these inputs: {str(exc).strip()[:300]}") from None
+    return CompiledOp(op_type, inferred, session, feeds, results, time.perf_counter() - start)
+
+
+def signature(op_type: str, in_descs: list[TensorDesc], out_descs: list[TensorDesc], attr: OpAttr) -> tuple:
+    return (
+        op_type,
+        tuple(desc.signature() for desc in in_descs),
+        tuple((desc.dtype, desc.dims, desc.format) for desc in out_descs),
+        attr.signature(),
+    )
+
+
+class OpCache:
+    """Compiled operators by signature, least recently used dropped first beyond ``capacity``."""
+
+    def __init__(self, capacity: int = CACHE_CAPACITY) -> None:
+        self.capacity = capacity
+        self._lock = threading.Lock()
+        self._entries: OrderedDict[tuple, CompiledOp] = OrderedDict()
+        self._builds = 0
+        self._hits = 0
+
+    def get(self, op_type: str, in_descs: list[TensorDesc], out_descs: list[TensorDesc], attr: OpAttr) -> CompiledOp:
+        key = signature(op_type, in_descs, out_descs, attr)
+        with self._lock:
+            compiled = self._entries.get(key)
+            if compiled is not None:
+                self._entries.move_to_end(key)
+                self._hits += 1
+                return compiled
+        compiled = build(op_type, in_descs, out_descs, attr)  # outside the lock: building takes milliseconds
+        with self._lock:
+            self._builds += 1
+            compiled = self._entries.setdefault(key, compiled)  # a racing build of the same key: keep the first
+            while len(self._entries) > self.capacity:
+                self._entries.popitem(last=False)
+        return compiled
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+            self._builds = self._hits = 0
+
+    def statistics(self) -> dict:
+        with self._lock:
+            return {"entries": len(self._entries), "builds": self._builds, "hits": self._hits}
+
+
+cache = OpCache()

@@ -1,0 +1,299 @@
+"""Running an operator on a stream: compile (or find) it, check every buffer, then queue it as one stream task.
+
+Guarantees:
+- Everything is checked before anything is queued: descs, attributes and the compiled operator (see
+  ``compiled``), every data buffer handle, and every buffer's memory (inside a known allocation, large
+  enough, device memory unless its desc's placement says host, outputs writable). A bad call is an error
+  code from ``execute_v2`` itself and queues nothing.
+- The operator runs when its stream reaches it, after every copy, event wait and callback queued before it,
+  and reads its inputs then, in place (onnxruntime is bound to the buffers' addresses, no copy); work
+  queued after it sees its outputs. The memory stays alive until then, even if freed meanwhile. A failure
+  while running (onnxruntime raising) fails the stream, as a model execution does.
+- A small operator (``INLINE_LIMIT`` bytes in and out) on an idle stream runs on the calling thread, before
+  ``execute_v2`` returns; any other runs on an engine thread. Either way the stream is busy with it.
+- Descs and attributes are read at the call: changing or destroying them afterwards does not change an
+  operator already queued.
+
+Decisions where CANN does not say: ``execute_v2`` with descs and buffers of different lengths is
+ACL_ERROR_INVALID_PARAM (pyACL passes only the buffers' count to C, which then reads past the desc array); a
+const or absent (ACL_DT_UNDEFINED) input's buffer is not read and may be handle 0. An output desc with
+dynamic dims (-1) gets the operator's real output shape written into it during the call, as CANN does for
+operators with shape ranges.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from openacl.errors import AclCode, AclError
+from openacl.op import attr as _attr
+from openacl.op import tensor_desc as _desc
+from openacl.op.compiled import CompiledOp, cache, infer
+from openacl.op.tensor_desc import ACL_MEMTYPE_DEVICE, TensorDesc
+from openacl.runtime import device as _device
+from openacl.runtime import memory
+from openacl.runtime.buffers import data_buffers
+from openacl.runtime.handles import HandleTable
+from openacl.runtime.sched.stream import Stream
+from openacl.runtime.sched.task import work_task
+
+_INVALID = AclCode.ACL_ERROR_INVALID_PARAM
+
+
+def _inline_limit() -> int:
+    try:
+        return max(int(os.environ.get("OPENACL_OP_INLINE_BYTES", str(4 << 20))), 0)
+    except ValueError:
+        return 4 << 20
+
+
+#: Operators moving at most this many bytes (inputs + outputs) run on the caller's thread when their stream is
+#: idle (``OPENACL_OP_INLINE_BYTES``, read at import; default 4 MiB; 0: always on an engine thread).
+INLINE_LIMIT = _inline_limit()
+
+
+# ----- the runtime, reached through these two functions only (the scheduler is being rewritten) -----
+
+
+def resolve_stream(handle: int) -> Stream:
+    """The stream a handle names; 0 is the current context's default stream."""
+    return _device.resolve(handle)
+
+
+def enqueue(stream: Stream, name: str, work: Callable[[], None], *, small: bool = False) -> None:
+    """Queue one operator's work on a stream, ordered with its copies, events and callbacks.
+
+    A ``small`` operator on an idle stream runs on the calling thread instead: handing it to an engine thread
+    and waking the caller's ``synchronize`` costs more than the operator (tens of microseconds against a few).
+    The stream is busy with it meanwhile, so ordering and failures are as for any stream task.
+    """
+    task = work_task(name, work)
+    if small:
+        stream.run_here_if_idle(task)
+    else:
+        stream.enqueue(task)
+
+
+# ----- binding buffers -----
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where one output goes: memory checked at the call, kept alive (``keep``) until the operator wrote it."""
+
+    addr: int
+    size: int
+    keep: object
+
+
+@dataclass(frozen=True)
+class Bound:
+    """One call's checked memory: the feeds' addresses and the outputs' targets, with what keeps them alive."""
+
+    inputs: tuple[int, ...]
+    keep: tuple[object, ...]
+    targets: tuple[Target, ...]
+    direct: tuple[int | None, ...]  # per output: the address onnxruntime writes to, or None (copied after)
+
+
+def _check_memory(addr: int, size: int, desc: TensorDesc, what: Callable[[], str], *, write: bool) -> memory.Region:
+    """The region holding a buffer's bytes (``what`` names the buffer, built only for an error)."""
+    region = memory.space.find(addr, size)
+    if region is None or (write and not region.writable):
+        memory.region_for(addr, size, what(), write=write)  # raises, saying which rule the memory breaks
+    if desc.placement == ACL_MEMTYPE_DEVICE and region.kind is not memory.Kind.DEVICE:
+        raise AclError(_INVALID, f"{what()} {addr:#x} is {region.kind.value} memory; the desc's placement is device")
+    return region
+
+
+def _bind_inputs(compiled: CompiledOp, in_descs: list[TensorDesc], in_bufs: list[int]) -> tuple[list, list, list]:
+    addrs, keep, spans = [], [], []
+    op_type = compiled.op_type
+    for feed in compiled.feeds:
+        buffer = data_buffers.get(in_bufs[feed.index])
+        nbytes = feed.nbytes
+        if buffer.size < nbytes:
+            what = f"{op_type} input {feed.index} buffer"
+            raise AclError(_INVALID, f"{what} has {buffer.size} bytes, the desc needs {nbytes}")
+        region = _check_memory(
+            buffer.addr, nbytes, in_descs[feed.index], lambda i=feed.index: f"{op_type} input {i} buffer", write=False
+        )
+        keep.append(region.keep)
+        addrs.append(buffer.addr)
+        spans.append((buffer.addr, buffer.addr + nbytes))
+    if len(in_bufs) != len(compiled.feeds):
+        read = {feed.index for feed in compiled.feeds}
+        for index, handle in enumerate(in_bufs):  # buffers not read must still be real handles (or 0)
+            if handle and index not in read:
+                data_buffers.get(handle)
+    return addrs, keep, spans
+
+
+def bind(
+    compiled: CompiledOp,
+    in_descs: list[TensorDesc],
+    in_bufs: list[int],
+    out_descs: list[TensorDesc],
+    out_bufs: list[int],
+) -> Bound:
+    """Check every buffer of one call; rewrite dynamic output descs with the real shapes."""
+    addrs, keep, spans = _bind_inputs(compiled, in_descs, in_bufs)
+    op_type = compiled.op_type
+    targets, direct = [], []
+    for index, (result, desc, handle) in enumerate(zip(compiled.results, out_descs, out_bufs, strict=True)):
+        if not result.is_static and not desc.is_static:
+            raise AclError(
+                AclCode.ACL_ERROR_OP_OUTPUT_NOT_MATCH,
+                f"{op_type}: output {index} has dims {list(desc.dims)} and no shape can be inferred",
+            )
+        need = result.nbytes if result.is_static else desc.size()
+        buffer = data_buffers.get(handle)
+        addr = buffer.addr
+        if buffer.size < need:
+            raise AclError(
+                _INVALID, f"{op_type} output {index} buffer has {buffer.size} bytes, the output needs {need}"
+            )
+        region = _check_memory(addr, need, desc, lambda i=index: f"{op_type} output {i} buffer", write=True)
+        targets.append(Target(addr, buffer.size, region.keep))
+        # In place over an input, or of a shape known only after the run: onnxruntime allocates, we copy.
+        overlaps = any(low < addr + need and addr < high for low, high in spans)
+        direct.append(None if overlaps or not result.is_static else addr)
+    for desc, result in zip(out_descs, compiled.results, strict=True):
+        if not desc.is_static:
+            desc.dims = result.shape  # CANN rewrites an output desc of dynamic shape with the real one
+    return Bound(tuple(addrs), tuple(keep), tuple(targets), tuple(direct))
+
+
+def _copy_out(op_type: str, copies: list[np.ndarray | None], targets: tuple[Target, ...]) -> None:
+    for index, (result, target) in enumerate(zip(copies, targets, strict=True)):
+        if result is None:
+            continue  # written in place
+        result = np.ascontiguousarray(result)
+        if result.nbytes > target.size:
+            raise AclError(_INVALID, f"{op_type} output {index}: {result.nbytes} bytes, its buffer {target.size}")
+        ctypes.memmove(target.addr, result.ctypes.data, result.nbytes)  # inside the region checked at the call
+
+
+def _queue(compiled: CompiledOp, bound: Bound, stream: Stream) -> None:
+    def work() -> None:
+        _copy_out(compiled.op_type, compiled.run_into(bound.inputs, bound.direct), bound.targets)
+
+    moved = compiled.input_bytes + sum(target.size for target in bound.targets)
+    enqueue(stream, f"op:{compiled.op_type}", work, small=moved <= INLINE_LIMIT)
+
+
+def _descs(handles: list[int]) -> list[TensorDesc]:
+    return [_desc.get(handle) for handle in handles]
+
+
+def _check_lengths(in_descs: list, in_bufs: list, out_descs: list, out_bufs: list) -> None:
+    if len(in_descs) != len(in_bufs) or len(out_descs) != len(out_bufs):
+        raise AclError(
+            _INVALID,
+            f"{len(in_descs)} input descs for {len(in_bufs)} input buffers, "
+            f"{len(out_descs)} output descs for {len(out_bufs)} output buffers",
+        )
+
+
+def execute(
+    op_type: str,
+    in_desc_handles: list[int],
+    in_bufs: list[int],
+    out_desc_handles: list[int],
+    out_bufs: list[int],
+    attr_handle: int,
+    stream_handle: int,
+) -> None:
+    """``aclopExecuteV2``: run one operator asynchronously on a stream."""
+    _check_lengths(in_desc_handles, in_bufs, out_desc_handles, out_bufs)
+    in_descs, out_descs = _descs(in_desc_handles), _descs(out_desc_handles)
+    attr = _attr.get(attr_handle)
+    stream = resolve_stream(stream_handle)
+    compiled = cache.get(op_type, in_descs, out_descs, attr)
+    _queue(compiled, bind(compiled, in_descs, in_bufs, out_descs, out_bufs), stream)
+
+
+def update_params(op_type: str, in_desc_handles: list[int], out_desc_handles: list[int], attr_handle: int) -> None:
+    """``aclopUpdateParams``: compile the operator now, so the first ``execute_v2`` finds it in the cache."""
+    cache.get(op_type, _descs(in_desc_handles), _descs(out_desc_handles), _attr.get(attr_handle))
+
+
+def infer_shape(op_type: str, in_desc_handles: list[int], num_outputs: int, out_desc_handles: list[int], attr: int):
+    """``aclopInferShape``: write each output's inferred dims (-1 where unknown) into its desc.
+
+    Only the descs are used: an input whose value decides a shape (Reshape's ``shape``) must be a const.
+    """
+    if num_outputs != len(out_desc_handles):
+        raise AclError(_INVALID, f"num_outputs {num_outputs} but {len(out_desc_handles)} output descs")
+    out_descs = _descs(out_desc_handles)
+    results = infer(op_type, _descs(in_desc_handles), out_descs, _attr.get(attr))
+    for desc, result in zip(out_descs, results, strict=True):
+        desc.dims = result.shape
+
+
+# ----- handles (aclopCreateHandle) -----
+
+
+@dataclass(frozen=True)
+class OpHandle:
+    """An operator compiled for fixed descs and attributes; the descs are copies taken at creation."""
+
+    compiled: CompiledOp
+    in_descs: tuple[TensorDesc, ...]
+    out_descs: tuple[TensorDesc, ...]
+
+
+op_handles: HandleTable[OpHandle] = HandleTable("op handle")
+
+
+def _snapshot(descs: list[TensorDesc]) -> tuple[TensorDesc, ...]:
+    return tuple(TensorDesc(d.dtype, d.dims, d.format, d.name, d.const, d.placement) for d in descs)
+
+
+def create_handle(op_type: str, in_desc_handles: list[int], out_desc_handles: list[int], attr_handle: int) -> int:
+    in_descs, out_descs = _descs(in_desc_handles), _descs(out_desc_handles)
+    compiled = cache.get(op_type, in_descs, out_descs, _attr.get(attr_handle))
+    return op_handles.add(OpHandle(compiled, _snapshot(in_descs), _snapshot(out_descs)))
+
+
+def _cast_attr(truncate: int) -> _attr.OpAttr:
+    attr = _attr.OpAttr()
+    attr.set("truncate", _attr.BOOL, bool(truncate))
+    return attr
+
+
+def create_handle_for_cast(src_desc: int, dst_desc: int, truncate: int) -> int:
+    in_descs, out_descs = [_desc.get(src_desc)], [_desc.get(dst_desc)]
+    compiled = cache.get("Cast", in_descs, out_descs, _cast_attr(truncate))
+    return op_handles.add(OpHandle(compiled, _snapshot(in_descs), _snapshot(out_descs)))
+
+
+def destroy_handle(handle: int) -> None:
+    op_handles.remove(handle)
+
+
+def execute_with_handle(handle: int, in_bufs: list[int], out_bufs: list[int], stream_handle: int) -> None:
+    op = op_handles.get(handle)
+    _check_lengths(list(op.in_descs), in_bufs, list(op.out_descs), out_bufs)
+    stream = resolve_stream(stream_handle)
+    _queue(op.compiled, bind(op.compiled, list(op.in_descs), in_bufs, list(op.out_descs), out_bufs), stream)
+
+
+def cast(src_desc: int, src_buf: int, dst_desc: int, dst_buf: int, truncate: int, stream_handle: int) -> None:
+    """``aclopCast``: a Cast operator from the source desc's dtype to the destination desc's."""
+    in_descs, out_descs = [_desc.get(src_desc)], [_desc.get(dst_desc)]
+    stream = resolve_stream(stream_handle)
+    compiled = cache.get("Cast", in_descs, out_descs, _cast_attr(truncate))
+    _queue(compiled, bind(compiled, in_descs, [src_buf], out_descs, [dst_buf]), stream)
+
+
+def reset() -> None:
+    """Forget every compiled operator and op handle (process reset and fork: onnxruntime sessions do not survive
+    a fork). Tensor descs and attributes are host objects the program owns and stay."""
+    op_handles.clear()
+    cache.clear()
