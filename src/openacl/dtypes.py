@@ -187,3 +187,14 @@ def numpy_from_onnx(elem_type: int) -> np.dtype:
 def numpy_from_ort(type_string: str) -> np.dtype:
     """The numpy dtype of an onnxruntime type string such as ``tensor(float)``; ``KeyError`` otherwise."""
     return _NUMPY_OF_ORT[type_string]
+
+
+def float16_bits_to_float(bits: int) -> float:
+    """``aclFloat16ToFloat``: the IEEE half whose 16 bits are ``bits``, as a float."""
+    return float(np.array(bits & 0xFFFF, np.uint16).view(np.float16))
+
+
+def float_to_float16_bits(value: float) -> int:
+    """``aclFloatToFloat16``: the 16 bits of ``value`` rounded to the nearest IEEE half (inf when too big)."""
+    with np.errstate(over="ignore"):
+        return int(np.array(value, np.float32).astype(np.float16).view(np.uint16))

@@ -213,10 +213,32 @@ def _allocate(size: int, kind: Kind, device_id: int) -> Region:
     return region
 
 
+def device_memory_used(device_id: int) -> int:
+    """Bytes allocated on a device and not freed."""
+    return sum(r.size for r in space.regions() if r.kind is Kind.DEVICE and r.device_id == device_id)
+
+
+# aclrtMemAttr: 0 DDR, 1 HBM, 2..5 their huge/normal pages, 6..9 P2P, 10/11 1G pages, 12..17 the same kinds
+# without naming DDR or HBM. The simulated device has one pool of memory, not split by page size; P2P and 1G
+# pages it does not have (an attribute the hardware lacks reads as free = total = 0, as in CANN).
+MEM_ATTRS = range(0, 18)
+_POOL_MEM_ATTRS = frozenset({0, 1, 2, 3, 4, 5, 12, 13})
+
+
+def mem_info(device_id: int, attr: int) -> tuple[int, int]:
+    """``aclrtGetMemInfo``: (free, total) bytes of ``attr`` memory on the device; total is the simulated size."""
+    if attr not in MEM_ATTRS:
+        raise AclError(_INVALID, f"memory attribute {attr} is not one of 0..17")
+    if attr not in _POOL_MEM_ATTRS:
+        return 0, 0
+    total = device_memory_limit()
+    return max(total - device_memory_used(device_id), 0), total
+
+
 def malloc(size: int, policy: int, device_id: int) -> int:
     if policy not in MALLOC_POLICIES:
         raise AclError(_INVALID, f"malloc policy {policy} is not one of 0..7")
-    used = sum(r.size for r in space.regions() if r.kind is Kind.DEVICE and r.device_id == device_id)
+    used = device_memory_used(device_id)
     if used + size > device_memory_limit():
         raise AclError(AclCode.ACL_ERROR_RT_MEMORY_ALLOCATION, f"device {device_id} has no {size} bytes left")
     return _allocate(size, Kind.DEVICE, device_id).addr
@@ -246,11 +268,25 @@ def region_for(addr: int, size: int, what: str, *, write: bool = False) -> Regio
     return region
 
 
-def check_copy(dst: int, dst_max: int, src: int, count: int, kind: int) -> tuple[Region, Region]:
-    """Validate a memcpy; return the (dst, src) regions."""
-    sides = _COPY_SIDES.get(kind)
-    if sides is None:
-        raise AclError(_INVALID, f"memcpy kind {kind} is not one of 0..7")
+SYNC_COPY_KINDS = range(0, 6)  # what aclrtMemcpy's kind translation accepts (H2H .. H2BUF2D)
+
+
+def check_copy(dst: int, dst_max: int, src: int, count: int, kind: int, *, sync: bool = False) -> tuple[Region, Region]:
+    """Validate a memcpy; return the (dst, src) regions.
+
+    As CANN does: a synchronous copy (``sync``) only range-checks ``kind`` (0..5) and takes the direction from
+    the two addresses; a stream-ordered copy honours ``kind``: each side must be the memory it names, and a
+    host-to-host copy is refused with ACL_ERROR_RT_FEATURE_NOT_SUPPORT, as in EP mode (openacl's run mode is
+    ACL_HOST). Either way both ranges must lie inside known memory.
+    """
+    if sync:
+        if kind not in SYNC_COPY_KINDS:
+            raise AclError(_INVALID, f"memcpy kind {kind} is not one of 0..5")
+        sides: tuple[bool | None, bool | None] | None = (None, None)
+    else:
+        sides = _COPY_SIDES.get(kind)
+        if sides is None:
+            raise AclError(_INVALID, f"memcpy kind {kind} is not one of 0..7")
     if count < 0 or dst_max < 0:
         raise AclError(_INVALID, f"negative size (count {count}, dst_max {dst_max})")
     if count > dst_max:
@@ -264,6 +300,10 @@ def check_copy(dst: int, dst_max: int, src: int, count: int, kind: int) -> tuple
         if want_device is not None and (region.kind is Kind.DEVICE) != want_device:
             where = "device" if want_device else "host"
             raise AclError(_INVALID, f"memcpy kind {kind}: {name} must be {where} memory, not {region.kind.value}")
+    if not sync and kind == ACL_MEMCPY_HOST_TO_HOST:
+        raise AclError(
+            AclCode.ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "an asynchronous host-to-host copy is not supported in EP mode"
+        )
     return dst_region, src_region
 
 

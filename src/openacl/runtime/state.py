@@ -24,7 +24,7 @@ import threading
 from openacl import log as _log
 from openacl import trace
 from openacl.errors import AclCode, AclError
-from openacl.runtime import device
+from openacl.runtime import device, exceptions, timeouts
 
 MAX_NESTING = 10
 MAX_CONFIG_BYTES = 10 * 1024 * 1024
@@ -150,6 +150,8 @@ def reset(force: bool = True) -> None:
     with _lock:
         device.teardown_all(force)
         _release_models_and_dumps()
+        exceptions.reset()
+        timeouts.reset()
         _ref_count = 0
         config = {}
     _write_trace()
