@@ -36,12 +36,16 @@ __all__ = [
     "get_device_count",
     "get_event_id",
     "get_last_error",
+    "get_logic_dev_id_by_phy_dev_id",
+    "get_logic_dev_id_by_user_dev_id",
     "get_mem_info",
     "get_op_execute_timeout",
+    "get_phy_dev_id_by_logic_dev_id",
     "get_primary_ctx_state",
     "get_run_mode",
     "get_stream_attribute",
     "get_stream_overflow_switch",
+    "get_user_dev_id_by_logic_dev_id",
     "launch_callback",
     "malloc",
     "malloc_align32",
@@ -153,6 +157,26 @@ def get_primary_ctx_state(device_id):
 @api("i", VALUE, failure=_attributes.ACL_RT_DEVICE_STATUS_NORMAL)
 def query_device_status(device_id):
     return _attributes.device_status(device_id)
+
+
+@api("i", VALUE)
+def get_logic_dev_id_by_user_dev_id(user_device_id):
+    return _attributes.mapped_device_id(user_device_id)
+
+
+@api("i", VALUE)
+def get_user_dev_id_by_logic_dev_id(logic_device_id):
+    return _attributes.mapped_device_id(logic_device_id)
+
+
+@api("i", VALUE)
+def get_logic_dev_id_by_phy_dev_id(phy_device_id):
+    return _attributes.mapped_device_id(phy_device_id)
+
+
+@api("i", VALUE)
+def get_phy_dev_id_by_logic_dev_id(logic_device_id):
+    return _attributes.mapped_device_id(logic_device_id)
 
 
 @api("", VALUES, failure=(0, 0))

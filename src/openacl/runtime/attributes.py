@@ -133,3 +133,9 @@ def device_status(device_id: int) -> int:
 def current_default_stream() -> int:
     """The handle of the current context's default stream (a real handle, usable wherever a stream is)."""
     return _device.current_context().default_stream.handle
+
+
+def mapped_device_id(device_id: int) -> int:
+    """User, logical and physical device ids are one and the same here (no container remapping)."""
+    _device.get(device_id)
+    return device_id
