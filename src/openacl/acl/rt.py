@@ -246,7 +246,7 @@ def _stream_attribute_value(attr, value):
     """pyACL's aclrtStreamAttrValue dict -> the one field ``attr`` uses."""
     key = _attributes.STREAM_ATTR_KEYS.get(attr, "reserved")
     if not isinstance(value, dict) or not isinstance(value.get(key), int):
-        raise ArgumentTypeError(f"the aclrtStreamAttrValue argument has no int {key!r}")
+        raise ArgumentTypeError("acl.rt.set_stream_attribute args parse failed")
     return value[key]
 
 
