@@ -40,8 +40,8 @@ def test_regression_forced_reset_forgets_every_table(ctx):
 def test_regression_forked_child_runs_its_stream_work(ctx, stream):
     """A forked child's memcpy_async waited on engine threads only the parent had. The engine is reset at fork."""
     src, _ = acl.rt.malloc_host(64)
-    dst, _ = acl.rt.malloc_host(64)
-    assert acl.rt.memcpy_async(dst, 64, src, 64, 0, stream) == SUCCESS  # the parent's engine has workers now
+    dst, _ = acl.rt.malloc(64, 0)
+    assert acl.rt.memcpy_async(dst, 64, src, 64, 1, stream) == SUCCESS  # the parent's engine has workers now
     assert acl.rt.synchronize_stream(stream) == SUCCESS
     acl.rt.memset(src, 64, 7, 64)
     read, write = os.pipe()
@@ -49,7 +49,7 @@ def test_regression_forked_child_runs_its_stream_work(ctx, stream):
     if pid == 0:  # the child
         try:
             os.close(read)
-            ok = acl.rt.memcpy_async(dst, 64, src, 64, 0, stream) == SUCCESS
+            ok = acl.rt.memcpy_async(dst, 64, src, 64, 1, stream) == SUCCESS
             ok = ok and acl.rt.synchronize_stream_with_timeout(stream, 5_000) == SUCCESS
             ok = ok and acl.util.ptr_to_bytes(dst, 64) == b"\x07" * 64
             os.write(write, b"ok" if ok else b"bad")
@@ -95,9 +95,10 @@ def test_stream_work_after_exit_began_gets_107022(tmp_path):
         "acl.rt.set_device(0)\n"
         "stream, _ = acl.rt.create_stream()\n"
         "host, _ = acl.rt.malloc_host(8)\n"
+        "dev, _ = acl.rt.malloc(8, 0)\n"
         "class Late:\n"
         "    def __del__(self):\n"
-        "        print('late', acl.rt.memcpy_async(host, 8, host, 8, 0, stream))\n"
+        "        print('late', acl.rt.memcpy_async(dev, 8, host, 8, 1, stream))\n"
         "late = Late()\n"
     )
     result = _run(str(script))

@@ -199,3 +199,14 @@ _ACL_SIZES: dict[int, int] = {
 def acl_dtype_size(code: int) -> int:
     """``aclDataTypeSize``: bytes per element of an ACL dtype number, 0 for one without a fixed size."""
     return _ACL_SIZES.get(code, 0)
+
+
+def float16_bits_to_float(bits: int) -> float:
+    """``aclFloat16ToFloat``: the IEEE half whose 16 bits are ``bits``, as a float."""
+    return float(np.array(bits & 0xFFFF, np.uint16).view(np.float16))
+
+
+def float_to_float16_bits(value: float) -> int:
+    """``aclFloatToFloat16``: the 16 bits of ``value`` rounded to the nearest IEEE half (inf when too big)."""
+    with np.errstate(over="ignore"):
+        return int(np.array(value, np.float32).astype(np.float16).view(np.uint16))

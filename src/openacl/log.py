@@ -4,6 +4,9 @@ CANN reads its log level from ``ASCEND_GLOBAL_LOG_LEVEL`` (0 debug, 1 info, 2 wa
 default 3) and prints to stdout when ``ASCEND_SLOG_PRINT_TO_STDOUT=1``. openacl honours both: with stdout
 printing on, records go to stdout in CANN's line format; otherwise they go through Python ``logging`` under the
 ``openacl`` logger, so applications route them like any other library's logs.
+
+Application logs (``acl.app_log``) go to CANN's APP module, here the ``openacl.app`` logger. Its level follows
+``ASCEND_GLOBAL_LOG_LEVEL`` unless ``ASCEND_MODULE_LOG_LEVEL`` names the module (``APP=0:GE=3``).
 """
 
 from __future__ import annotations
@@ -26,6 +29,12 @@ _CANN_NAMES = {
 }
 
 root = logging.getLogger(LOGGER_NAME)
+app = root.getChild("app")  # CANN's APP module: what programs write with acl.app_log
+
+# acl.app_log levels (aclLogLevel): 0 debug, 1 info, 2 warning, 3 error. Other values are dropped silently.
+APP_LEVELS = {0: logging.DEBUG, 1: logging.INFO, 2: logging.WARNING, 3: logging.ERROR}
+MAX_LOG_STRING = 1024  # CANN's cap on one log record, header included, in bytes
+TRUNCATED = "...[truncated]"
 
 
 class CannFormatter(logging.Formatter):
@@ -143,11 +152,24 @@ def level_from_env() -> int:
         return logging.ERROR
 
 
+def module_level_from_env(module: str) -> int:
+    """The level ``ASCEND_MODULE_LOG_LEVEL`` (``MOD=level:MOD=level``) gives ``module``; NOTSET if none."""
+    for item in os.environ.get("ASCEND_MODULE_LOG_LEVEL", "").split(":"):
+        name, _, raw = item.partition("=")
+        if name.strip().upper() == module:
+            try:
+                return _CANN_LEVELS[int(raw)]
+            except (ValueError, KeyError):
+                return logging.NOTSET
+    return logging.NOTSET
+
+
 def configure() -> None:
     """(Re)read the environment; called on import and by ``acl.init``."""
     global _stdout_handler
     with _lock:
         root.setLevel(level_from_env())
+        app.setLevel(module_level_from_env("APP"))
         to_stdout = os.environ.get("ASCEND_SLOG_PRINT_TO_STDOUT", "0").strip() == "1"
         if to_stdout and _stdout_handler is None:
             _stdout_handler = _StdoutHandler()
@@ -157,6 +179,32 @@ def configure() -> None:
             root.removeHandler(_stdout_handler)
             _stdout_handler = None
             root.propagate = True
+
+
+def cap_record(text: str, limit: int = MAX_LOG_STRING) -> str:
+    """``text`` cut to ``limit`` UTF-8 bytes, ending in ``...[truncated]`` when it had to be cut."""
+    raw = text.encode("utf-8", "surrogatepass")
+    if len(raw) <= limit:
+        return text
+    keep = raw[: limit - len(TRUNCATED)].decode("utf-8", "ignore")  # never ends inside a character
+    return keep + TRUNCATED
+
+
+def app_log(level: int, message: str) -> None:
+    """Write one application record, as ``aclAppLog(level, __FUNCTION__, __FILE__, __LINE__, "%s", message)``.
+
+    The record is ``<tid> <func>:<file>:<line>: "<message>"``, where func/file/line are those of the caller of
+    this function (the facade, as in CANN, where they are the C wrapper's: programs put their own location in
+    the message). ``%`` in the message is never interpreted. The whole record is capped at
+    :data:`MAX_LOG_STRING` bytes. Levels outside 0..3 and levels below the APP module's are dropped silently.
+    """
+    py_level = APP_LEVELS.get(level)
+    if py_level is None or not app.isEnabledFor(py_level):
+        return
+    caller = sys._getframe(1)
+    code = caller.f_code
+    header = f"{threading.get_native_id()} {code.co_name}:{os.path.basename(code.co_filename)}:{caller.f_lineno}: "
+    app.log(py_level, "%s", cap_record(f'{header}"{message}"'), stacklevel=2)
 
 
 def get_logger(name: str) -> logging.Logger:

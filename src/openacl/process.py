@@ -40,7 +40,7 @@ from openacl.errors import AclCode, AclError
 from openacl.ge import session as ge_session
 from openacl.model import model
 from openacl.op import execute as op_execute
-from openacl.runtime import device, handles, memory
+from openacl.runtime import device, exceptions, handles, memory, timeouts
 from openacl.runtime.sched import lock as _lock
 from openacl.runtime.sched import waitgraph
 
@@ -107,6 +107,8 @@ def reset(force: bool = True) -> None:
         dump.reset()
         model.unload_all()
         op_execute.reset()
+        exceptions.reset()
+        timeouts.reset()
         ge_session.finalize_at_exit()
         device.forget_all()
         handles.clear_all()

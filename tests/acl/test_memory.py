@@ -199,22 +199,52 @@ WRONG = {
 
 
 @pytest.mark.parametrize(("kind", "src_kind", "dst_kind"), [(k, s, d) for k, pairs in WRONG.items() for s, d in pairs])
-def test_memcpy_wrong_kind(ctx, host, acl_log, kind, src_kind, dst_kind):
+def test_memcpy_takes_the_direction_from_the_addresses(ctx, host, acl_log, kind, src_kind, dst_kind):
+    """Synchronous memcpy: as in CANN, the kind is only range-checked; the addresses decide the direction."""
+    place = {"host": host, "dev": malloc}
+    src, dst = place[src_kind](16), place[dst_kind](16)
+    ctypes.memset(src, 0x21, 16)
+    ctypes.memset(dst, 0x44, 16)
+    assert acl.rt.memcpy(dst, 16, src, 16, kind) == 0
+    assert ctypes.string_at(dst, 16) == b"\x21" * 16
+    assert not [r for r in acl_log.records if r.getMessage().startswith("acl.rt.memcpy:")]
+
+
+@pytest.mark.parametrize(("kind", "src_kind", "dst_kind"), [(k, s, d) for k, pairs in WRONG.items() for s, d in pairs])
+def test_memcpy_async_honours_the_kind(ctx, stream, host, acl_log, kind, src_kind, dst_kind):
     place = {"host": host, "dev": malloc}
     src, dst = place[src_kind](16), place[dst_kind](16)
     ctypes.memset(dst, 0x44, 16)
-    assert acl.rt.memcpy(dst, 16, src, 16, kind) == INVALID
-    (line,) = logged(acl_log, "acl.rt.memcpy", 100000)
+    assert acl.rt.memcpy_async(dst, 16, src, 16, kind, stream) == INVALID
+    assert acl.rt.synchronize_stream(stream) == 0
+    (line,) = logged(acl_log, "acl.rt.memcpy_async", 100000)
     assert f"memcpy kind {kind}: " in line and "must be" in line
     assert ctypes.string_at(dst, 16) == b"\x44" * 16  # nothing copied
 
 
-@pytest.mark.parametrize("kind", [-1, 8, 99])
+def test_memcpy_async_host_to_host_is_not_supported_in_ep_mode(ctx, stream, host, acl_log):
+    a, b = host(16), host(16)
+    ctypes.memset(a, 0x44, 16)
+    assert acl.rt.memcpy_async(a, 16, b, 16, H2H, stream) == AclCode.ACL_ERROR_RT_FEATURE_NOT_SUPPORT
+    assert logged(acl_log, "acl.rt.memcpy_async", 207000)
+    assert acl.rt.memcpy(a, 16, b, 16, H2H) == 0  # the synchronous copy is fine
+
+
+@pytest.mark.parametrize("kind", [-1, 6, 7, 8, 99])
 def test_memcpy_unknown_kind(ctx, host, acl_log, kind):
     a, b = host(8), host(8)
+    ctypes.memset(a, 0x44, 8)
     assert acl.rt.memcpy(a, 8, b, 8, kind) == INVALID
     (line,) = logged(acl_log, "acl.rt.memcpy", 100000)
-    assert f"memcpy kind {kind} is not one of 0..7" in line
+    assert f"memcpy kind {kind} is not one of 0..5" in line
+    assert ctypes.string_at(a, 8) == b"\x44" * 8
+
+
+def test_memcpy_by_address_still_refuses_unknown_memory(ctx, host, acl_log):
+    a = host(8)
+    assert acl.rt.memcpy(a, 8, 0x10, 8, 4) == INVALID
+    assert acl.rt.memcpy(0x10, 8, a, 8, 1) == INVALID
+    assert len(logged(acl_log, "acl.rt.memcpy", 100000)) == 2
 
 
 def test_memcpy_count_larger_than_dst_max(ctx, host, acl_log):
@@ -433,7 +463,8 @@ def test_random_copies_succeed_exactly_or_are_refused(ctx, host):
         dst, src = dst_base + dst_offset, src_base + src_offset
         dst_max = count + slack if slack != -1000 else -1
         n, n_max = count & U64, dst_max & U64
-        sides = SIDES.get(kind)
+        # The synchronous copy only range-checks the kind (0..5); the stream-ordered one honours it.
+        sides = SIDES.get(kind) if use_async else ((None, None) if 0 <= kind <= 5 else None)
         expect_ok = (
             sides is not None
             and sides[0] in (None, src_dev)
@@ -442,6 +473,7 @@ def test_random_copies_succeed_exactly_or_are_refused(ctx, host):
             and dst_offset + n <= SIZE  # zero bytes one past the end is valid, as in C (tests/runtime)
             and src_offset + n <= SIZE
         )
+        refused_h2h = expect_ok and use_async and kind == H2H
         before_dst = ctypes.string_at(dst_base, SIZE)
         before_src = ctypes.string_at(src_base, SIZE)
         if use_async:
@@ -450,7 +482,10 @@ def test_random_copies_succeed_exactly_or_are_refused(ctx, host):
         else:
             ret = acl.rt.memcpy(dst, dst_max, src, count, kind)
         after = ctypes.string_at(dst_base, SIZE)
-        if expect_ok:
+        if refused_h2h:
+            assert ret == AclCode.ACL_ERROR_RT_FEATURE_NOT_SUPPORT
+            assert after == before_dst
+        elif expect_ok:
             assert ret == 0
             want = before_dst[:dst_offset] + before_src[src_offset : src_offset + n] + before_dst[dst_offset + n :]
             assert after == want

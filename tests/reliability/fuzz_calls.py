@@ -149,8 +149,14 @@ def check_result(fn: Callable, args: tuple, result: object) -> None:
             problem = "is not (*values, aclError)"
         elif result[-1] != 0 and tuple(result[:-1]) != tuple(failure):
             problem = f"fails with values {result[:-1]!r}"
+    elif kind == _args.CODE:
+        if type(result) is not int or result not in ACL_CODES:
+            problem = "is not an aclError"
     elif kind == _args.BARE:
-        if (failure is None and result is not None) or (failure is not None and type(result) is not type(failure)):
+        if failure is None:  # None-returning functions, and "s" returns (a str, or None for a NULL string)
+            if result is not None and type(result) is not str:
+                problem = "is neither None nor a str"
+        elif type(result) is not type(failure):
             problem = f"is not a {type(failure).__name__}"
     elif kind == _args.RAISE:
         want = _RAISE_TYPES.get(name)

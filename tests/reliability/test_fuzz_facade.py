@@ -426,7 +426,7 @@ class Env:
 
     def pool(self, char: str) -> list:
         """The values to try for a parameter of PyArg type ``char``."""
-        if char in "kKI":
+        if char in "kKIH":
             return self.handles + self.pointers + self.sizes + self.learned + SMALL_INTS + BIG_INTS + self.objects_pool
         if char == "i":
             return SMALL_INTS + BIG_INTS + [100, 1000, 5000, Index(3), Index(-1), Index(2**40)] + self.objects_pool
@@ -534,6 +534,42 @@ class Env:
             "acl.mdl.finalize_dump": (),
             "acl.mdl.dump_reg_callback": (noop, 0),
             "acl.mdl.dump_unreg_callback": (),
+            "acl.app_log": (1, "a message"),
+            "acl.get_soc_name": (),
+            "acl.get_version": (),
+            "acl.get_recent_err_msg": (),
+            "acl.float16_to_float": (0x3C00,),
+            "acl.float_to_float16": (1.5,),
+            "acl.rt.get_mem_info": (0,),
+            "acl.rt.get_last_error": (0,),
+            "acl.rt.peek_at_last_error": (0,),
+            "acl.rt.ctx_get_current_default_stream": (),
+            "acl.rt.get_primary_ctx_state": (0,),
+            "acl.rt.query_device_status": (0,),
+            "acl.rt.device_get_stream_priority_range": (),
+            "acl.rt.get_logic_dev_id_by_user_dev_id": (0,),
+            "acl.rt.get_user_dev_id_by_logic_dev_id": (0,),
+            "acl.rt.get_logic_dev_id_by_phy_dev_id": (0,),
+            "acl.rt.get_phy_dev_id_by_logic_dev_id": (0,),
+            "acl.rt.set_stream_overflow_switch": (self.stream, 1),
+            "acl.rt.get_stream_overflow_switch": (self.stream,),
+            "acl.rt.set_stream_attribute": (self.stream, 3, {"userCustomTag": 5}),
+            "acl.rt.get_stream_attribute": (self.stream, 1),
+            "acl.rt.synchronize_device_with_timeout": (1000,),
+            "acl.rt.set_op_wait_timeout": (5,),
+            "acl.rt.set_op_execute_time_out": (5,),
+            "acl.rt.get_op_execute_timeout": (),
+            "acl.rt.create_event_ex_with_flag": (1,),
+            "acl.rt.query_event_wait_status": (self.ev,),
+            "acl.rt.event_get_timestamp": (self.ev,),
+            "acl.rt.get_event_id": (self.ev,),
+            "acl.rt.malloc_align32": (4096, 0),
+            "acl.rt.malloc_cached": (4096, 0),
+            "acl.rt.mem_flush": (self.dev, 4096),
+            "acl.rt.mem_invalidate": (self.dev, 4096),
+            "acl.rt.pointer_get_attributes": (self.dev,),
+            "acl.rt.memcpy2d": (self.dev, 64, self.host, 64, 64, 64, 1),
+            "acl.rt.memcpy2d_async": (self.host, 64, self.dev, 64, 64, 64, 2, self.stream),
             "acl.util.bytes_to_ptr": (fresh_bytes(32),),
             "acl.util.numpy_to_ptr": (self.array,),
             "acl.util.numpy_contiguous_to_ptr": (self.array[::2],),
@@ -647,8 +683,8 @@ def undo(name: str, args: list, result: object) -> None:
 def test_every_entry_point_is_declared_and_has_plausible_arguments(files):
     assert len(ENTRY_POINTS) >= 90
     for name, fn in ENTRY_POINTS.items():
-        assert set(fn.acl_format) <= set("kKIisdO|*"), (name, fn.acl_format)
-        assert fn.acl_returns in ("ret", "value", "values", "bare", "raise"), name
+        assert set(fn.acl_format) <= set("kKIHisdfO|"), (name, fn.acl_format)
+        assert fn.acl_returns in ("ret", "value", "values", "bare", "raise", "code"), name
     env = Env(files)
     try:
         plausible = env.plausible()

@@ -54,7 +54,8 @@ def test_set_device_during_a_reset_keeps_the_device_open():
         assert acl.rt.launch_callback(lambda _: acl.rt.set_device(0), None, BLOCK, stream) == SUCCESS
         assert acl.rt.reset_device(0) == SUCCESS
         host, _ = acl.rt.malloc_host(8)
-        assert acl.rt.memcpy_async(host, 8, host, 8, 0, stream) == SUCCESS  # still open, stream and all
+        dev, _ = acl.rt.malloc(8, 0)
+        assert acl.rt.memcpy_async(dev, 8, host, 8, 1, stream) == SUCCESS  # still open, stream and all
         assert acl.rt.synchronize_stream(stream) == SUCCESS
         acl.rt.unsubscribe_report(reporter.tid, stream)
     finally:

@@ -21,9 +21,9 @@ from openacl.runtime.sched.task import work_task
 INVALID = AclCode.ACL_ERROR_INVALID_PARAM
 
 
-def raises_code(code: int, fn, *args):
+def raises_code(code: int, fn, *args, **kwargs):
     with pytest.raises(AclError) as info:
-        fn(*args)
+        fn(*args, **kwargs)
     assert info.value.code == code
     return info.value
 
@@ -204,12 +204,35 @@ def test_check_copy_enforces_each_kind(dev, host, kind, src_on_device, dst_on_de
     dst = memory.malloc(16, 0, dev) if dst_on_device else host(16)
     want_src, want_dst = SIDES[kind]
     ok = want_src in (None, src_on_device) and want_dst in (None, dst_on_device)
-    if ok:
+    if ok and kind == copies.ACL_MEMCPY_HOST_TO_HOST:  # stream-ordered host-to-host: not in EP mode
+        raises_code(AclCode.ACL_ERROR_RT_FEATURE_NOT_SUPPORT, copies.check_copy, dst, 16, src, 16, kind)
+    elif ok:
         dst_region, src_region = copies.check_copy(dst, 16, src, 16, kind)
         assert (dst_region.addr, src_region.addr) == (dst, src)
     else:
         err = raises_code(INVALID, copies.check_copy, dst, 16, src, 16, kind)
         assert f"memcpy kind {kind}:" in err.detail
+
+
+@pytest.mark.parametrize("kind", range(6))
+@pytest.mark.parametrize("src_on_device", [False, True])
+@pytest.mark.parametrize("dst_on_device", [False, True])
+def test_sync_check_copy_takes_any_direction_for_kinds_0_to_5(dev, host, kind, src_on_device, dst_on_device):
+    src = memory.malloc(16, 0, dev) if src_on_device else host(16)
+    dst = memory.malloc(16, 0, dev) if dst_on_device else host(16)
+    dst_region, src_region = copies.check_copy(dst, 16, src, 16, kind, sync=True)
+    assert (dst_region.addr, src_region.addr) == (dst, src)
+
+
+@pytest.mark.parametrize("kind", [-1, 6, 7, 8])
+def test_sync_check_copy_range_checks_the_kind(host, kind):
+    err = raises_code(INVALID, copies.check_copy, host(8), 8, host(8), 8, kind, sync=True)
+    assert f"memcpy kind {kind} is not one of 0..5" in err.detail
+
+
+def test_sync_check_copy_keeps_the_memory_checks(host):
+    err = raises_code(INVALID, copies.check_copy, host(8), 8, 0x10, 8, 4, sync=True)
+    assert "not inside any allocation" in err.detail
 
 
 @pytest.mark.parametrize("kind", [-1, 8, 99])
@@ -221,11 +244,11 @@ def test_check_copy_unknown_kind(host, kind):
 
 def test_check_copy_sizes(host):
     a, b = host(16), host(16)
-    raises_code(INVALID, copies.check_copy, a, 8, b, 9, 0)
-    raises_code(INVALID, copies.check_copy, a, -1, b, 1, 0)
-    raises_code(INVALID, copies.check_copy, a, 16, b, -1, 0)
-    raises_code(INVALID, copies.check_copy, a, 17, b, 17, 0)
-    copies.check_copy(a, 16, b, 0, 0)
+    raises_code(INVALID, copies.check_copy, a, 8, b, 9, 0, sync=True)
+    raises_code(INVALID, copies.check_copy, a, -1, b, 1, 0, sync=True)
+    raises_code(INVALID, copies.check_copy, a, 16, b, -1, 0, sync=True)
+    raises_code(INVALID, copies.check_copy, a, 17, b, 17, 0, sync=True)
+    copies.check_copy(a, 16, b, 0, 0, sync=True)
 
 
 def test_copy_refuses_read_only_destinations(host):
@@ -235,10 +258,10 @@ def test_copy_refuses_read_only_destinations(host):
     one_byte = memory.bytes_address(b"z")  # interned singleton: never writable
     src = host(8)
     for dst in (ro_addr, one_byte):
-        err = raises_code(INVALID, copies.check_copy, dst, 1, src, 1, 0)
+        err = raises_code(INVALID, copies.check_copy, dst, 1, src, 1, 0, sync=True)
         assert "read-only" in err.detail
     # Reading them is fine.
-    copies.check_copy(src, 8, ro_addr, 8, 0)
+    copies.check_copy(src, 8, ro_addr, 8, 0, sync=True)
 
 
 def test_copy_and_fill_move_the_exact_bytes(dev, host):

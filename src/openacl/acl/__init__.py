@@ -1,22 +1,29 @@
 """The pyACL facade: ``import acl`` resolves here under ``openacl run`` or after ``openacl.install()``.
 
-Top level: ``init``, ``finalize``, ``finalize_reference``, the data-buffer and the tensor-desc functions;
-submodules ``rt``, ``mdl``, ``op`` and ``util``. Every function parses its arguments as pyACL does and maps
-runtime errors to return codes; all state and checks live below the facade (``openacl.runtime``, ``openacl.op``).
+Top level: ``init``, ``finalize``, ``finalize_reference``, the data-buffer and tensor-desc functions,
+application logging (``app_log``), the platform queries (``get_soc_name``, ``get_version``),
+``get_recent_err_msg`` and the float16 conversions; submodules ``rt``, ``mdl``, ``op`` and ``util``. Every
+function parses its arguments as pyACL does and maps runtime errors to return codes; all state and checks live
+below the facade (``openacl.runtime``, ``openacl.op``, ``openacl.process``).
 """
 
 from __future__ import annotations
 
+from openacl import dtypes as _dtypes
+from openacl import log as _log
 from openacl import process as _process
 from openacl.acl import mdl, op, rt, util
-from openacl.acl._args import BARE, VALUE, ArgumentTypeError, ArgumentValueError, api, int_list
+from openacl.acl._args import BARE, VALUE, VALUES, ArgumentTypeError, ArgumentValueError, api, int_list
 from openacl.dtypes import acl_dtype_size
 from openacl.op import tensor_desc as _desc
 from openacl.runtime import buffers as _buffers
+from openacl.runtime import exceptions as _exceptions
+from openacl.runtime import platform as _platform
 
 SUBMODULES = ("rt", "mdl", "op", "util")
 
 __all__ = [
+    "app_log",
     "create_data_buffer",
     "create_tensor_desc",
     "data_type_size",
@@ -24,9 +31,13 @@ __all__ = [
     "destroy_tensor_desc",
     "finalize",
     "finalize_reference",
+    "float16_to_float",
+    "float_to_float16",
     "get_data_buffer_addr",
     "get_data_buffer_size",
     "get_data_buffer_size_v2",
+    "get_recent_err_msg",
+    "get_soc_name",
     "get_tensor_desc_dim",
     "get_tensor_desc_dim_range",
     "get_tensor_desc_dim_v2",
@@ -36,6 +47,7 @@ __all__ = [
     "get_tensor_desc_num_dims",
     "get_tensor_desc_size",
     "get_tensor_desc_type",
+    "get_version",
     "init",
     "mdl",
     "op",
@@ -236,3 +248,36 @@ def set_tensor_const(desc, data_buffer, length):
 @api("ki")
 def set_tensor_place_ment(desc, memory_type):
     _desc.set_placement(desc, memory_type)
+
+
+# ----- logging, platform, errors -----
+
+
+@api("is", BARE, failure=None)
+def app_log(log_level, message):
+    _log.app_log(log_level, message)
+
+
+@api("", BARE, failure=None)
+def get_soc_name():
+    return _platform.soc_name()
+
+
+@api("", VALUES, failure=(0, 0, 0))
+def get_version():
+    return _platform.version()
+
+
+@api("", BARE, failure=None)
+def get_recent_err_msg():
+    return _exceptions.take_recent_messages()
+
+
+@api("H", BARE, failure=0.0)
+def float16_to_float(value):
+    return _dtypes.float16_bits_to_float(value)
+
+
+@api("f", BARE)
+def float_to_float16(value):
+    return _dtypes.float_to_float16_bits(value)

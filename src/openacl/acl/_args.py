@@ -2,37 +2,45 @@
 
 pyACL functions are C wrappers: they parse positional arguments with a ``PyArg_ParseTuple`` format
 (``"k"`` unsigned long, ``"K"`` unsigned long long, ``"i"`` int, ``"I"`` unsigned int, ``"s"`` str,
-``"O"`` any object, ``"|"`` optional from here on), raise ``TypeError("acl.<sub>.<name> args parse failed")``
-when they cannot, and return the ``aclError`` as ``ret`` or ``(value, ret)``. The ``@api`` decorator does
-all of that, so facade functions only convert objects and call the runtime; this is the one place that
-raises the parse error and the one place that turns ``AclError`` into a return code (and logs it, once).
+``"H"`` unsigned short, ``"f"``/``"d"`` float, ``"O"`` any object, ``"|"`` optional from here on), raise
+``TypeError("acl.<sub>.<name> args parse failed")`` when they cannot, and return the ``aclError`` as ``ret`` or
+``(value, ret)``. The ``@api`` decorator does all of that, so facade functions only convert objects and call
+the runtime; this is the one place that raises the parse error and the one place that turns ``AclError`` into a
+return code (and logs it, and records it in the thread's error records of ``runtime/exceptions.py``, once).
 
-As in CPython, ``k``/``K``/``I`` do no overflow check (``-1`` becomes ``2**64 - 1``); ``i`` does, and an
+As in CPython, ``k``/``K``/``I``/``H`` do no overflow check (``-1`` becomes ``2**64 - 1``); ``i`` does, and an
 out-of-range int fails the parse.
+
+A function declared with the empty format ``""`` takes no arguments and, like pyACL's wrappers that never call
+``PyArg_ParseTuple``, ignores any positional arguments it is given; keyword arguments still fail the parse
+(every pyACL entry is ``METH_VARARGS``, so CPython itself refuses them).
 """
 
 from __future__ import annotations
 
 import copy
+import ctypes
 import functools
 import operator
-import struct
 from collections.abc import Callable
 
 from openacl.errors import AclCode, AclError
 from openacl.log import get_logger
+from openacl.runtime import exceptions as _exceptions
 from openacl.runtime.threads import ThreadFailed
 
 log = get_logger("acl")
 
 _U64 = (1 << 64) - 1
 _U32 = (1 << 32) - 1
+_U16 = (1 << 16) - 1
 
 RET = "ret"  # returns the code
 VALUE = "value"  # returns (value, code)
 VALUES = "values"  # returns (*values, code)
 BARE = "bare"  # returns the value alone; ``failure`` on error (pyACL's pointer-returning creators)
 RAISE = "raise"  # returns the value alone; ValueError on error (acl.util helpers, which have no code)
+CODE = "code"  # returns the value alone, the code itself on error (acl.rt.get_last_error: the value is a code)
 
 
 class ArgumentTypeError(TypeError):
@@ -76,8 +84,11 @@ def _double(value: object) -> float:
 
 
 def _float32(value: object) -> float:
-    """``f``: a C float, so the value is rounded to single precision."""
-    return float(struct.unpack("f", struct.pack("f", _double(value)))[0])
+    """CPython's ``"f"``: anything with ``__float__`` (or ``__index__``), rounded to a C float (inf if too big)."""
+    if isinstance(value, (str, bytes, bytearray)):
+        raise TypeError
+    number = float(value) if hasattr(type(value), "__float__") else float(operator.index(value))  # type: ignore[arg-type]
+    return ctypes.c_float(number).value
 
 
 def _int64(value: object) -> int:
@@ -101,6 +112,7 @@ _CONVERTERS: dict[str, Callable[[object], object]] = {
     "k": _unsigned(_U64),
     "K": _unsigned(_U64),
     "I": _unsigned(_U32),
+    "H": _unsigned(_U16),
     "i": _int32,
     "s": _string,
     "d": _double,
@@ -116,6 +128,7 @@ _PLAIN_RANGES: dict[str, tuple[int, int]] = {
     "k": (0, _U64),
     "K": (0, _U64),
     "I": (0, _U32),
+    "H": (0, _U16),
     "i": (-(1 << 31), (1 << 31) - 1),
     "L": (-(1 << 63), (1 << 63) - 1),
     "B": (0, 0xFF),
@@ -123,9 +136,8 @@ _PLAIN_RANGES: dict[str, tuple[int, int]] = {
 
 
 def parser(fmt: str, qualname: str) -> Callable[[tuple, dict], list]:
-    """Build the argument parser for a ``PyArg_ParseTuple`` format; ``*`` at the end ignores extra args."""
-    ignore_extra = fmt.endswith("*")
-    fmt = fmt.rstrip("*")
+    """Build the argument parser for a ``PyArg_ParseTuple`` format (``""``: no arguments, extra ones ignored)."""
+    ignore_extra = fmt == ""
     required = fmt.index("|") if "|" in fmt else len(fmt)
     codes = fmt.replace("|", "")
     converters = [_CONVERTERS[c] for c in codes]
@@ -173,7 +185,7 @@ def api(fmt: str, returns: str = RET, failure: object = 0, sub: str | None = Non
                 return (*failure, code)  # type: ignore[misc]
             if returns == BARE:
                 return failure
-            return code
+            return code  # RET, CODE
 
         @functools.wraps(body)
         def wrapper(*args, **kwargs):
@@ -182,6 +194,7 @@ def api(fmt: str, returns: str = RET, failure: object = 0, sub: str | None = Non
                 value = body(*parsed)
             except AclError as exc:
                 log.log(exc.level, "%s: %s", qualname, exc)
+                _exceptions.record_failure(qualname, exc)
                 if returns == RAISE:
                     raise ArgumentValueError(f"{qualname}: {exc.detail or exc}") from None
                 return fail(int(exc.code))
@@ -189,12 +202,16 @@ def api(fmt: str, returns: str = RET, failure: object = 0, sub: str | None = Non
                 raise
             except MemoryError:
                 log.error("%s: out of host memory", qualname)
+                _exceptions.record_failure(qualname, AclError(AclCode.ACL_ERROR_BAD_ALLOC, "out of host memory"))
                 return fail(int(AclCode.ACL_ERROR_BAD_ALLOC))
             except Exception:
                 log.exception("%s: internal error", qualname)
+                _exceptions.record_failure(qualname, AclError(AclCode.ACL_ERROR_INTERNAL_ERROR))
                 return fail(int(AclCode.ACL_ERROR_INTERNAL_ERROR))
             if returns == RET:
                 return 0
+            if returns == CODE:
+                return value
             if returns == VALUE:
                 return value, 0
             if returns == VALUES:

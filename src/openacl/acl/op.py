@@ -48,7 +48,7 @@ __all__ = [
 # ----- attributes -----
 
 
-@api("*", BARE)
+@api("", BARE)
 def create_attr():
     return _attr.create()
 

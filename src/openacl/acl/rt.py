@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
-from openacl.acl._args import VALUE, api, require_callable
+from openacl.acl._args import CODE, VALUE, VALUES, ArgumentTypeError, api, require_callable
+from openacl.runtime import attributes as _attributes
 from openacl.runtime import copies as _copies
 from openacl.runtime import device as _device
+from openacl.runtime import exceptions as _exceptions
+from openacl.runtime import memops as _memops
 from openacl.runtime import memory as _memory
+from openacl.runtime import platform as _platform
 from openacl.runtime import report as _report
+from openacl.runtime import timeouts as _timeouts
 from openacl.runtime.sched import event as _event
 from openacl.runtime.sched import stream as _stream
 from openacl.runtime.sched.waiting import timeout_from_ms
@@ -14,42 +19,72 @@ from openacl.runtime.sched.waiting import timeout_from_ms
 __all__ = [
     "create_context",
     "create_event",
+    "create_event_ex_with_flag",
     "create_event_with_flag",
     "create_stream",
     "create_stream_with_config",
+    "ctx_get_current_default_stream",
     "destroy_context",
     "destroy_event",
     "destroy_stream",
     "destroy_stream_force",
+    "device_get_stream_priority_range",
     "event_elapsed_time",
+    "event_get_timestamp",
     "free",
     "free_host",
     "get_context",
     "get_device",
     "get_device_count",
+    "get_event_id",
+    "get_last_error",
+    "get_logic_dev_id_by_phy_dev_id",
+    "get_logic_dev_id_by_user_dev_id",
+    "get_mem_info",
+    "get_op_execute_timeout",
+    "get_phy_dev_id_by_logic_dev_id",
+    "get_primary_ctx_state",
     "get_run_mode",
+    "get_stream_attribute",
+    "get_stream_overflow_switch",
+    "get_user_dev_id_by_logic_dev_id",
     "launch_callback",
     "malloc",
+    "malloc_align32",
+    "malloc_cached",
     "malloc_host",
+    "mem_flush",
+    "mem_invalidate",
     "memcpy",
+    "memcpy2d",
+    "memcpy2d_async",
     "memcpy_async",
     "memset",
     "memset_async",
+    "peek_at_last_error",
+    "pointer_get_attributes",
     "process_report",
+    "query_device_status",
     "query_event",
     "query_event_status",
+    "query_event_wait_status",
     "record_event",
     "reset_device",
     "reset_device_force",
     "reset_event",
     "set_context",
     "set_device",
+    "set_op_execute_time_out",
+    "set_op_wait_timeout",
+    "set_stream_attribute",
     "set_stream_failure_mode",
+    "set_stream_overflow_switch",
     "stream_get_id",
     "stream_query",
     "stream_wait_event",
     "subscribe_report",
     "synchronize_device",
+    "synchronize_device_with_timeout",
     "synchronize_event",
     "synchronize_event_with_timeout",
     "synchronize_stream",
@@ -106,9 +141,49 @@ def set_context(context):
     _device.set_context(context)
 
 
-@api("*", VALUE)
+@api("", VALUE)
 def get_context():
     return _device.get_context()
+
+
+@api("", VALUE)
+def ctx_get_current_default_stream():
+    return _attributes.current_default_stream()
+
+
+@api("i", VALUES, failure=(0, 0))
+def get_primary_ctx_state(device_id):
+    return _attributes.primary_context_active(device_id), 0  # flags: pyACL passes NULL, so always 0
+
+
+@api("i", VALUE, failure=_attributes.ACL_RT_DEVICE_STATUS_NORMAL)
+def query_device_status(device_id):
+    return _attributes.device_status(device_id)
+
+
+@api("i", VALUE)
+def get_logic_dev_id_by_user_dev_id(user_device_id):
+    return _attributes.mapped_device_id(user_device_id)
+
+
+@api("i", VALUE)
+def get_user_dev_id_by_logic_dev_id(logic_device_id):
+    return _attributes.mapped_device_id(logic_device_id)
+
+
+@api("i", VALUE)
+def get_logic_dev_id_by_phy_dev_id(phy_device_id):
+    return _attributes.mapped_device_id(phy_device_id)
+
+
+@api("i", VALUE)
+def get_phy_dev_id_by_logic_dev_id(logic_device_id):
+    return _attributes.mapped_device_id(logic_device_id)
+
+
+@api("", VALUES, failure=(0, 0))
+def device_get_stream_priority_range():
+    return _platform.stream_priority_range()
 
 
 # ----- streams -----
@@ -119,7 +194,7 @@ def create_stream():
     return _device.create_stream()
 
 
-@api("II", VALUE)
+@api("ii", VALUE)
 def create_stream_with_config(priority, flag):
     return _device.create_stream(priority, flag)
 
@@ -154,14 +229,64 @@ def stream_get_id(stream):
     return _device.resolve(stream).id
 
 
-@api("kK")
+@api("kI")
 def set_stream_failure_mode(stream, mode):
     _device.resolve(stream).set_failure_mode(mode)
+
+
+@api("kI")
+def set_stream_overflow_switch(stream, flag):
+    _attributes.set_overflow_switch(_device.resolve(stream), flag)
+
+
+@api("k", VALUE)
+def get_stream_overflow_switch(stream):
+    return _attributes.overflow_switch(_device.resolve(stream))
+
+
+def _stream_attribute_value(attr, value):
+    """pyACL's aclrtStreamAttrValue dict -> the one field ``attr`` uses."""
+    key = _attributes.STREAM_ATTR_KEYS.get(attr, "reserved")
+    if not isinstance(value, dict) or not isinstance(value.get(key), int):
+        raise ArgumentTypeError("acl.rt.set_stream_attribute args parse failed")
+    return value[key]
+
+
+@api("kiO")
+def set_stream_attribute(stream, attr, value):
+    _attributes.set_stream_attribute(_device.resolve(stream), attr, _stream_attribute_value(attr, value))
+
+
+@api("ki", VALUE, failure={})
+def get_stream_attribute(stream, attr):
+    return {
+        _attributes.STREAM_ATTR_KEYS.get(attr, "reserved"): _attributes.stream_attribute(_device.resolve(stream), attr)
+    }
 
 
 @api("")
 def synchronize_device():
     _device.synchronize_device()
+
+
+@api("i")
+def synchronize_device_with_timeout(timeout):
+    _timeouts.synchronize_device(timeout)
+
+
+@api("I")
+def set_op_wait_timeout(timeout):
+    _timeouts.set_op_wait_timeout(timeout)
+
+
+@api("I")
+def set_op_execute_time_out(timeout):
+    _timeouts.set_op_execute_timeout(timeout)
+
+
+@api("", VALUE)
+def get_op_execute_timeout():
+    return _timeouts.op_execute_timeout_ms()
 
 
 # ----- events -----
@@ -174,6 +299,11 @@ def create_event():
 
 @api("I", VALUE)
 def create_event_with_flag(flag):
+    return _device.create_event(flag)
+
+
+@api("I", VALUE)
+def create_event_ex_with_flag(flag):
     return _device.create_event(flag)
 
 
@@ -200,6 +330,21 @@ def query_event(event):
 @api("k", VALUE, failure=_event.ACL_EVENT_RECORDED_STATUS_NOT_READY)
 def query_event_status(event):
     return _device.events.get(event).query_status()
+
+
+@api("k", VALUE, failure=_event.ACL_EVENT_STATUS_NOT_READY)
+def query_event_wait_status(event):
+    return _device.events.get(event).query()  # ACL_EVENT_WAIT_STATUS_* share the numbers of ACL_EVENT_STATUS_*
+
+
+@api("k", VALUE)
+def event_get_timestamp(event):
+    return _attributes.event_timestamp_us(_device.events.get(event))
+
+
+@api("k", VALUE)
+def get_event_id(event):
+    return _device.events.get(event).id
 
 
 @api("k")
@@ -230,9 +375,39 @@ def malloc(size, policy):
     return _memory.malloc(size, policy, _device.current_device().id)
 
 
+@api("Ki", VALUE)
+def malloc_align32(size, policy):
+    return _memory.malloc(size, policy, _device.current_device().id)  # every allocation is 64-byte aligned
+
+
+@api("Ki", VALUE)
+def malloc_cached(size, policy):
+    return _memory.malloc(size, policy, _device.current_device().id)  # coherent memory: cached is plain
+
+
 @api("k")
 def free(dev_ptr):
     _memory.free(dev_ptr)
+
+
+@api("i", VALUES, failure=(0, 0))
+def get_mem_info(attr):
+    return _memory.mem_info(_device.current_device().id, attr)
+
+
+@api("kk")
+def mem_flush(ptr, size):
+    _memops.check_cache_range(ptr, size)
+
+
+@api("kk")
+def mem_invalidate(ptr, size):
+    _memops.check_cache_range(ptr, size)
+
+
+@api("k", VALUE, failure={})
+def pointer_get_attributes(ptr):
+    return _attributes.pointer_attributes(ptr)
 
 
 @api("K", VALUE)
@@ -253,6 +428,16 @@ def memcpy(dst, dst_max, src, count, kind):
 @api("kKkKik")
 def memcpy_async(dst, dst_max, src, count, kind, stream):
     _copies.enqueue_copy(_device.resolve(stream), dst, dst_max, src, count, kind)
+
+
+@api("kkkkkki")
+def memcpy2d(dst, dpitch, src, spitch, width, height, kind):
+    _memops.memcpy2d(dst, dpitch, src, spitch, width, height, kind)
+
+
+@api("kkkkkkik")
+def memcpy2d_async(dst, dpitch, src, spitch, width, height, kind, stream):
+    _memops.enqueue_copy2d(_device.resolve(stream), dst, dpitch, src, spitch, width, height, kind)
 
 
 @api("kKiK")
@@ -287,3 +472,16 @@ def launch_callback(fn, user_data, block_type, stream):
 @api("i")
 def process_report(timeout):
     _report.process_report(timeout)
+
+
+# ----- errors -----
+
+
+@api("i", CODE)
+def get_last_error(level):
+    return _exceptions.get_last_error(level)
+
+
+@api("i", CODE)
+def peek_at_last_error(level):
+    return _exceptions.peek_last_error(level)

@@ -31,11 +31,25 @@ _COPY_SIDES: dict[int, tuple[bool | None, bool | None]] = {
 }
 
 
-def check_copy(dst: int, dst_max: int, src: int, count: int, kind: int) -> tuple[Region, Region]:
-    """Validate a memcpy; return the (dst, src) regions."""
-    sides = _COPY_SIDES.get(kind)
-    if sides is None:
-        raise AclError(_INVALID, f"memcpy kind {kind} is not one of 0..7")
+SYNC_COPY_KINDS = range(0, 6)  # what aclrtMemcpy's kind translation accepts (H2H .. H2BUF2D)
+
+
+def check_copy(dst: int, dst_max: int, src: int, count: int, kind: int, *, sync: bool = False) -> tuple[Region, Region]:
+    """Validate a memcpy; return the (dst, src) regions.
+
+    As CANN does: a synchronous copy (``sync``) only range-checks ``kind`` (0..5) and takes the direction from
+    the two addresses; a stream-ordered copy honours ``kind``: each side must be the memory it names, and a
+    host-to-host copy is refused with ACL_ERROR_RT_FEATURE_NOT_SUPPORT, as in EP mode (openacl's run mode is
+    ACL_HOST). Either way both ranges must lie inside known memory.
+    """
+    if sync:
+        if kind not in SYNC_COPY_KINDS:
+            raise AclError(_INVALID, f"memcpy kind {kind} is not one of 0..5")
+        sides: tuple[bool | None, bool | None] | None = (None, None)
+    else:
+        sides = _COPY_SIDES.get(kind)
+        if sides is None:
+            raise AclError(_INVALID, f"memcpy kind {kind} is not one of 0..7")
     if count < 0 or dst_max < 0:
         raise AclError(_INVALID, f"negative size (count {count}, dst_max {dst_max})")
     if count > dst_max:
@@ -49,6 +63,10 @@ def check_copy(dst: int, dst_max: int, src: int, count: int, kind: int) -> tuple
         if want_device is not None and (region.kind is Kind.DEVICE) != want_device:
             where = "device" if want_device else "host"
             raise AclError(_INVALID, f"memcpy kind {kind}: {name} must be {where} memory, not {region.kind.value}")
+    if not sync and kind == ACL_MEMCPY_HOST_TO_HOST:
+        raise AclError(
+            AclCode.ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "an asynchronous host-to-host copy is not supported in EP mode"
+        )
     return dst_region, src_region
 
 
@@ -71,7 +89,7 @@ def fill(addr: int, value: int, count: int) -> None:
 
 
 def memcpy(dst: int, dst_max: int, src: int, count: int, kind: int) -> None:
-    check_copy(dst, dst_max, src, count, kind)
+    check_copy(dst, dst_max, src, count, kind, sync=True)
     copy(dst, src, count)
 
 

@@ -207,10 +207,32 @@ def _allocate(size: int, kind: Kind, device_id: int) -> Region:
     return region
 
 
+def device_memory_used(device_id: int) -> int:
+    """Bytes allocated on a device and not freed."""
+    return sum(r.size for r in space.regions() if r.kind is Kind.DEVICE and r.device_id == device_id)
+
+
+# aclrtMemAttr: 0 DDR, 1 HBM, 2..5 their huge/normal pages, 6..9 P2P, 10/11 1G pages, 12..17 the same kinds
+# without naming DDR or HBM. The simulated device has one pool of memory, not split by page size; P2P and 1G
+# pages it does not have (an attribute the hardware lacks reads as free = total = 0, as in CANN).
+MEM_ATTRS = range(0, 18)
+_POOL_MEM_ATTRS = frozenset({0, 1, 2, 3, 4, 5, 12, 13})
+
+
+def mem_info(device_id: int, attr: int) -> tuple[int, int]:
+    """``aclrtGetMemInfo``: (free, total) bytes of ``attr`` memory on the device; total is the simulated size."""
+    if attr not in MEM_ATTRS:
+        raise AclError(_INVALID, f"memory attribute {attr} is not one of 0..17")
+    if attr not in _POOL_MEM_ATTRS:
+        return 0, 0
+    total = device_memory_limit()
+    return max(total - device_memory_used(device_id), 0), total
+
+
 def malloc(size: int, policy: int, device_id: int) -> int:
     if policy not in MALLOC_POLICIES:
         raise AclError(_INVALID, f"malloc policy {policy} is not one of 0..7")
-    used = sum(r.size for r in space.regions() if r.kind is Kind.DEVICE and r.device_id == device_id)
+    used = device_memory_used(device_id)
     if used + size > device_memory_limit():
         raise AclError(AclCode.ACL_ERROR_RT_MEMORY_ALLOCATION, f"device {device_id} has no {size} bytes left")
     return _allocate(size, Kind.DEVICE, device_id).addr

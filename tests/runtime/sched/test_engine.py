@@ -65,8 +65,8 @@ def test_work_after_the_engine_shut_down_gets_107022(ctx, stream):
     with pytest.raises(AclError) as info:
         s.enqueue(work_task("late", lambda: None))
     assert info.value.code == AclCode.ACL_ERROR_RT_DEVICE_TASK_ABORT
-    host = acl.rt.malloc_host(8)[0]
-    assert acl.rt.memcpy_async(host, 8, host, 8, 0, stream) == AclCode.ACL_ERROR_RT_DEVICE_TASK_ABORT
+    host, dev = acl.rt.malloc_host(8)[0], acl.rt.malloc(8, 0)[0]
+    assert acl.rt.memcpy_async(dev, 8, host, 8, 1, stream) == AclCode.ACL_ERROR_RT_DEVICE_TASK_ABORT
 
 
 def test_engine_threads_are_started_outside_the_lock(ctx, stream):
@@ -82,8 +82,8 @@ def test_engine_threads_are_started_outside_the_lock(ctx, stream):
 
     threading.Thread.start = start
     try:
-        host = acl.rt.malloc_host(8)[0]
-        assert acl.rt.memcpy_async(host, 8, host, 8, 0, stream) == SUCCESS
+        host, dev = acl.rt.malloc_host(8)[0], acl.rt.malloc(8, 0)[0]
+        assert acl.rt.memcpy_async(dev, 8, host, 8, 1, stream) == SUCCESS
         assert acl.rt.synchronize_stream(stream) == SUCCESS
     finally:
         threading.Thread.start = real_start
