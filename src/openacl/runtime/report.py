@@ -27,6 +27,7 @@ from openacl.errors import AclCode, AclError
 from openacl.log import get_logger
 from openacl.runtime.sched import lock as _lock
 from openacl.runtime.sched import tracing, waitgraph, waiting
+from openacl.runtime.sched.lock import LOCK
 from openacl.runtime.sched.stream import Stream
 from openacl.runtime.sched.task import Task, TaskKind, TaskState
 from openacl.runtime.sched.waiting import TaskDone, Wake
@@ -61,35 +62,76 @@ _threads: dict[int, ReportThread] = {}
 
 
 def run_callback(task: Task) -> bool:
-    """Run a posted callback on the calling thread; False if it was dropped before it started."""
-    stream = task.stream
-    # The hot path: the claim is inline because every call made while LOCK is held is a point where the GIL
-    # can pass to a thread that then stalls on LOCK.
-    _lock.acquire()
+    """Run one posted callback on the calling thread; False if it was dropped before it started."""
+    return _serve(task, None, 0)
+
+
+def _claim_locked(task: Task, me: int, stack: list[Task]) -> bool:
+    """POSTED -> RUNNING on this thread, unless it was dropped before it could start."""
+    if task.state is not TaskState.POSTED:
+        return False
+    task.state = TaskState.RUNNING
+    task.thread = me
+    stack.append(task)
+    return True
+
+
+def _next_task(queue: SimpleQueue, budget: int) -> tuple[Task | None, int]:
+    """The next callback among the ``budget`` items already queued (Wake items are skipped)."""
+    while budget > 0:
+        budget -= 1
+        try:
+            item = queue.get_nowait()
+        except Empty:
+            return None, 0
+        if isinstance(item, Task):
+            return item, budget
+    return None, 0
+
+
+def _serve(task: Task, queue: SimpleQueue | None, budget: int) -> bool:
+    """Run ``task``, then the callbacks among the next ``budget`` items of ``queue``, in order; True if any ran.
+
+    The hot path of every callback. The finish of one callback and the claim of the next share one LOCK hold:
+    each hold is a point where the GIL can pass to a thread that then stalls on LOCK.
+    """
+    me = threading.get_ident()
+    ran = False
+    if not LOCK.acquire(False):
+        _lock.acquire()
     try:
-        if task.state is not TaskState.POSTED:  # dropped before it could start
-            return False
-        task.state = TaskState.RUNNING
-        task.thread = threading.get_ident()
         stack = waitgraph.running_stack()
-        stack.append(task)
+        claimed = _claim_locked(task, me, stack)
     finally:
         _lock.release()
-    start = trace.now_ns() if trace.recorder is not None else 0
-    try:
-        task.fn(task.user_data)
-    except Exception:
-        log.exception("stream %d: callback %r raised; the stream goes on", stream.id, task.fn)
-    finally:
-        _lock.acquire()
+    while True:
+        start = trace.now_ns() if trace.recorder is not None else 0
+        if claimed:
+            ran = True
+            try:
+                task.fn(task.user_data)
+            except Exception:
+                log.exception("stream %d: callback %r raised; the stream goes on", task.stream.id, task.fn)
+            except BaseException:  # SystemExit, KeyboardInterrupt: not swallowed, but the callback is over
+                with _lock.locked:
+                    stack.pop()
+                    task.stream.callback_finished_locked(task)
+                raise
+        following, budget = _next_task(queue, budget) if budget else (None, 0)
+        if not LOCK.acquire(False):
+            _lock.acquire()
         try:
-            stack.pop()
-            stream.callback_finished_locked(task)
+            if claimed:
+                stack.pop()
+                task.stream.callback_finished_locked(task)
+            following_claimed = following is not None and _claim_locked(following, me, stack)
         finally:
             _lock.release()
-    if trace.recorder is not None:
-        tracing.callback(task, start)
-    return True
+        if claimed and trace.recorder is not None:
+            tracing.callback(task, start)
+        if following is None:
+            return ran
+        task, claimed = following, following_claimed
 
 
 def subscribe(thread_id: int, stream: Stream) -> None:
@@ -199,7 +241,7 @@ def launch(fn, user_data, block_type: int, stream: Stream) -> None:
             f"stream {stream.id} is not bound to any thread; call subscribe_report first",
         )
     blocking = block_type == ACL_CALLBACK_BLOCK
-    stream.enqueue(Task(TaskKind.CALLBACK, "callback", fn=fn, user_data=user_data, blocking=blocking))
+    stream.enqueue(Task(TaskKind.CALLBACK, "callback", None, fn, user_data, blocking))  # positional: the hot path
 
 
 def process_report(timeout_ms: int) -> None:
@@ -219,16 +261,12 @@ def process_report(timeout_ms: int) -> None:
             raise AclError(
                 AclCode.ACL_ERROR_RT_REPORT_TIMEOUT, f"no callback to run within {timeout_ms} ms", level=_INFO
             ) from None
-        ran = isinstance(item, Task) and run_callback(item)
         # Run what was already pending when we woke, but no more: a callback that keeps launching
         # callbacks must not keep process_report from returning.
-        for _ in range(queue.qsize()):
-            try:
-                item = queue.get_nowait()
-            except Empty:
-                break
-            if isinstance(item, Task):
-                ran = run_callback(item) or ran
+        budget = queue.qsize()
+        if not isinstance(item, Task):
+            item, budget = _next_task(queue, budget)
+        ran = item is not None and _serve(item, queue, budget)
         if ran:
             return
         if _threads.get(me) is not reporter:

@@ -103,10 +103,22 @@ class Stream:
 
     def enqueue(self, task: Task) -> None:
         """Append a task; passes it at once if the stream is idle and the task needs no engine thread."""
+        # The callback hot path: what check_open_locked and enqueue_locked do, inline (a call costs ~60 ns).
         _lock.acquire()
         try:
-            self.check_open_locked()
-            self.enqueue_locked(task)
+            if self.destroyed or self.engine.stopped:
+                self.check_open_locked()
+            task.seq = self._next_seq
+            self._next_seq += 1
+            task.stream = self
+            if self.state is StreamState.IDLE:
+                if task.kind is TaskKind.CALLBACK and not self._tasks:
+                    self._post_callback_locked(task)
+                    return
+                self._tasks.append(task)
+                self.advance_locked()
+            else:
+                self._tasks.append(task)
         finally:
             _lock.release()
 

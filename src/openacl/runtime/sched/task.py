@@ -66,7 +66,6 @@ class Task:
         self,
         kind: str,
         name: str,
-        *,
         work: Callable[[], None] | None = None,
         fn: Callable[[object], object] | None = None,
         user_data: object = None,
