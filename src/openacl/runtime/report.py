@@ -105,7 +105,8 @@ def _serve(task: Task, queue: SimpleQueue | None, budget: int) -> bool:
     finally:
         _lock.release()
     while True:
-        start = trace.now_ns() if trace.recorder is not None else 0
+        tracing_on = trace.recorder is not None
+        start = trace.now_ns() if tracing_on else 0
         if claimed:
             ran = True
             try:
@@ -117,7 +118,9 @@ def _serve(task: Task, queue: SimpleQueue | None, budget: int) -> bool:
                     stack.pop()
                     task.stream.callback_finished_locked(task)
                 raise
-        following, budget = _next_task(queue, budget) if budget else (None, 0)
+        following = None
+        if budget:
+            following, budget = _next_task(queue, budget)
         if not LOCK.acquire(False):
             _lock.acquire()
         try:
@@ -127,7 +130,7 @@ def _serve(task: Task, queue: SimpleQueue | None, budget: int) -> bool:
             following_claimed = following is not None and _claim_locked(following, me, stack)
         finally:
             _lock.release()
-        if claimed and trace.recorder is not None:
+        if claimed and tracing_on:
             tracing.callback(task, start)
         if following is None:
             return ran

@@ -82,10 +82,14 @@ class _Locked:
     __slots__ = ()
 
     def __enter__(self) -> None:
-        acquire()
+        if not LOCK.acquire(False):  # what acquire() does first, without its call
+            acquire()
 
     def __exit__(self, *exc: object) -> None:
-        release()
+        if _soon or _deferred:
+            release()
+        else:
+            LOCK.release()
 
 
 locked = _Locked()

@@ -310,7 +310,9 @@ class Stream:
     # ----- callbacks (report threads, LOCK held) -----
 
     def callback_finished_locked(self, task: Task) -> None:
-        task.finish_locked(TaskState.DONE)
+        task.state = TaskState.DONE
+        if task.waiters:  # someone waits for this very callback (unsubscribe, destroy)
+            task.finish_locked(TaskState.DONE)
         if task.blocking:
             self.resume_locked(task)
             return
@@ -435,6 +437,8 @@ class Stream:
                 AclCode.ACL_ERROR_RT_STREAM_SYNC_TIMEOUT,
                 f"stream {self.id} not done after {timeout * 1000:g} ms",
             )
+        if self.failure is None:  # set under LOCK before any waiter is released: no lock needed to see it
+            return
         with _lock.locked:
             failure, self.failure = self.failure, None
         if failure is not None:

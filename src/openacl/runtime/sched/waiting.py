@@ -169,15 +169,14 @@ def wait(prepare: Callable[[], list[Target]], timeout: float | None) -> bool:
     critical section (it raises to refuse). A wait that would need a callback this thread is running is
     refused there too (``ACL_ERROR_API_NOT_SUPPORT``), and while it lasts the wait graph sees it.
     """
-    me = threading.get_ident()
-    reporter = REPORT_THREADS.get(me)
-    deadline = None if timeout is None else time.monotonic() + timeout
     registered: tuple[int, list[Target]] | None = None
     _lock.acquire()
     try:
-        pending = [t for t in prepare() if not t.done_locked()]
+        pending = _pending_locked(prepare())
         if not pending:
             return True
+        me = threading.get_ident()
+        reporter = REPORT_THREADS.get(me)
         depth = len(waitgraph.callbacks_running_here())
         if depth:
             for target in pending:
@@ -187,12 +186,15 @@ def wait(prepare: Callable[[], list[Target]], timeout: float | None) -> bool:
         waiter = _attach_locked(pending, reporter)
     finally:
         _lock.release()
+    deadline = None if timeout is None else time.monotonic() + timeout
     try:
         while True:
             if not _block(waiter, reporter, deadline):
                 return False
+            if len(pending) == 1:  # a target releases its waiters only once it holds
+                return True
             with _lock.locked:
-                pending = [t for t in pending if not t.done_locked()]
+                pending = _pending_locked(pending)
                 if not pending:
                     return True
                 waiter = _attach_locked(pending, reporter)
@@ -204,6 +206,15 @@ def wait(prepare: Callable[[], list[Target]], timeout: float | None) -> bool:
                     waits.remove(registered)
                     if not waits:
                         del waitgraph.WAITS_BY_THREAD[me]
+
+
+def _pending_locked(targets: list[Target]) -> list[Target]:
+    """The targets that do not hold yet (a plain loop: a comprehension is a function call on 3.11)."""
+    pending = []
+    for target in targets:
+        if not target.done_locked():
+            pending.append(target)
+    return pending
 
 
 def _attach_locked(pending: list[Target], reporter: ReportQueue | None) -> Waiter:
