@@ -9,11 +9,15 @@ across streams and ``synchronize_stream`` are checked against what ``runtime/str
 - a BLOCK callback sees its own stream's cell exactly as the last copy before it left it (the stream is held);
 - after ``stream_wait_event``, a BLOCK callback sees the recording stream's cell at least as the copies before
   the record left it;
-- when ``synchronize_stream`` returns, every callback launched on that stream before it has run.
+- when ``synchronize_stream`` returns, every callback launched on that stream before it has run;
+- the interleavings of the runtime issue: an event chain across fresh streams completes; a record racing the
+  destroy of its stream never strands the event; a callback may unsubscribe or destroy a stream (its own
+  stream's destroy is refused with 200001, not a deadlock); a forked child runs its own stream work.
 """
 
 from __future__ import annotations
 
+import os
 import struct
 import threading
 
@@ -112,6 +116,99 @@ class StreamMachine(RuleBasedStateMachine):
     def synchronize(self, s: int) -> None:
         assert acl.rt.synchronize_stream_with_timeout(self.streams[s], 10_000) == 0
         assert self.ran[s] == self.launched[s]
+
+    # ----- the runtime issue's interleavings, on streams of their own -----
+
+    @rule(length=st.integers(2, 60), held=st.booleans())
+    def event_chain(self, length: int, held: bool) -> None:
+        """Stream k waits for event k-1 and records event k; the head may be held by a BLOCK callback."""
+        streams = [acl.rt.create_stream()[0] for _ in range(length)]
+        events = [acl.rt.create_event()[0] for _ in range(length)]
+        gate = threading.Event()
+        if held:
+            assert acl.rt.subscribe_report(self.tid, streams[0]) == 0
+            assert acl.rt.launch_callback(lambda _: gate.wait(10), None, BLOCK, streams[0]) == 0
+        assert acl.rt.record_event(events[0], streams[0]) == 0
+        for k in range(1, length):
+            assert acl.rt.stream_wait_event(streams[k], events[k - 1]) == 0
+            assert acl.rt.record_event(events[k], streams[k]) == 0
+        gate.set()
+        assert acl.rt.synchronize_event_with_timeout(events[-1], 10_000) == 0
+        if held:
+            assert acl.rt.unsubscribe_report(self.tid, streams[0]) == 0
+        for stream in streams:
+            assert acl.rt.destroy_stream(stream) == 0
+        for event in events:
+            assert acl.rt.destroy_event(event) == 0
+
+    @rule(records=st.integers(1, 30), force=st.booleans())
+    def destroy_during_record(self, records: int, force: bool) -> None:
+        """Records race the destroy of their stream: each is refused or completes; the event never strands."""
+        stream = acl.rt.create_stream()[0]
+        event = acl.rt.create_event()[0]
+        codes: list[int] = []
+
+        def record() -> None:
+            acl.rt.set_context(self.context)
+            for _ in range(records):
+                codes.append(acl.rt.record_event(event, stream))
+
+        thread = threading.Thread(target=record)
+        thread.start()
+        assert (acl.rt.destroy_stream_force if force else acl.rt.destroy_stream)(stream) == 0
+        thread.join(10)
+        assert set(codes) <= {0, 100000}
+        assert acl.rt.synchronize_event_with_timeout(event, 10_000) == 0
+        assert acl.rt.destroy_event(event) == 0
+
+    @rule(own=st.booleans(), unsubscribe=st.booleans())
+    def teardown_inside_a_callback(self, own: bool, unsubscribe: bool) -> None:
+        """A callback unsubscribes or destroys a stream: its own (destroy: 200001) or another one with work."""
+        target = acl.rt.create_stream()[0]
+        host = acl.util.bytes_to_ptr(b"\x01\x02\x03\x04")
+        self.keep.append(host)
+        assert acl.rt.subscribe_report(self.tid, target) == 0
+        scratch = acl.rt.malloc(4, 0)[0]
+        assert acl.rt.memcpy_async(scratch, 4, host, 4, H2D, target) == 0
+        home = target if own else self.streams[0]
+        codes: list[int] = []
+
+        def callback(_data) -> None:
+            if unsubscribe:
+                codes.append(acl.rt.unsubscribe_report(self.tid, target))
+            else:
+                codes.append(acl.rt.destroy_stream(target))
+
+        assert acl.rt.launch_callback(callback, None, BLOCK, home) == 0
+        assert acl.rt.synchronize_stream_with_timeout(home, 10_000) in (0, 100000)  # home may be gone
+        expected = 200001 if own and not unsubscribe else 0
+        assert codes == [expected], codes
+        if unsubscribe:
+            assert acl.rt.destroy_stream(target) == 0
+        elif own:
+            assert acl.rt.unsubscribe_report(self.tid, target) == 0
+            assert acl.rt.destroy_stream(target) == 0
+        assert acl.rt.free(scratch) == 0
+
+    @precondition(lambda self: getattr(self, "forks", 0) < 2 and hasattr(os, "fork"))
+    @rule()
+    def fork(self) -> None:
+        """A forked child runs stream work of its own on its own engine threads."""
+        self.forks = getattr(self, "forks", 0) + 1
+        pid = os.fork()
+        if pid == 0:
+            status = 1
+            try:
+                stream = acl.rt.create_stream()[0]
+                data = struct.pack("<i", 7)
+                ptr = acl.util.bytes_to_ptr(data)
+                ok = acl.rt.memcpy_async(self.cells[0], 4, ptr, 4, H2D, stream) == 0
+                ok = ok and acl.rt.synchronize_stream_with_timeout(stream, 5_000) == 0
+                status = 0 if ok and self._read(0) == 7 else 1
+            finally:
+                os._exit(status)
+        _, status = os.waitpid(pid, 0)
+        assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
 
     @invariant()
     def callbacks_in_launch_order_and_correct(self) -> None:
