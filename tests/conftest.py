@@ -15,6 +15,8 @@ openacl.install()
 
 import acl  # noqa: E402  (resolves to openacl's facade)
 from openacl import process  # noqa: E402
+from openacl.runtime import device as rt_device  # noqa: E402
+from openacl.runtime.sched.task import work_task  # noqa: E402
 
 OUR_THREADS = ("openacl-", "acl-util-thread")
 
@@ -76,6 +78,34 @@ def stream(ctx):
     handle, ret = acl.rt.create_stream()
     assert ret == 0
     return handle
+
+
+@pytest.fixture
+def gate():
+    """An event that a held stream waits for; set at the end of the test whatever happened."""
+    event = threading.Event()
+    yield event
+    event.set()
+
+
+def hold_stream(stream: int, gate: threading.Event) -> None:
+    """Queue a task that holds ``stream`` until ``gate`` is set (through the runtime: pyACL has no such call)."""
+    rt_device.resolve(stream).enqueue(work_task("gate", lambda: gate.wait(10)))
+
+
+@pytest.fixture
+def two_report_threads(ctx):
+    """Two report threads, each serving a stream of its own: ``(threads, streams)``."""
+    from tests.acl.test_callbacks import ReportThread
+
+    threads = [ReportThread(ctx), ReportThread(ctx)]
+    streams = [acl.rt.create_stream()[0] for _ in threads]
+    for thread, s in zip(threads, streams, strict=True):
+        assert acl.rt.subscribe_report(thread.tid, s) == 0
+    yield threads, streams
+    for thread, s in zip(threads, streams, strict=True):
+        acl.rt.unsubscribe_report(thread.tid, s)
+        thread.close()
 
 
 @pytest.fixture

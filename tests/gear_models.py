@@ -10,6 +10,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 import acl
+from tests.model_io import ModelIO
 
 H2D, D2H = 1, 2
 GEAR_INPUT = "ascend_mbatch_shape_data"
@@ -107,31 +108,14 @@ def reference(path: Path, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
     return ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(None, feeds)
 
 
-class GearIO:
+class GearIO(ModelIO):
     """A loaded gear model with device buffers sized as the description says (largest gear), in datasets."""
 
     def __init__(self, path: Path) -> None:
-        self.model_id, ret = acl.mdl.load_from_file(str(path))
-        assert ret == 0, ret
-        self.desc = acl.mdl.create_desc()
-        assert acl.mdl.get_desc(self.desc, self.model_id) == 0
+        super().__init__(path)
         self.gear_index, ret = acl.mdl.get_input_index_by_name(self.desc, GEAR_INPUT)
         assert ret == 0
-        self.inputs = self._dataset(acl.mdl.get_num_inputs(self.desc), acl.mdl.get_input_size_by_index)
-        self.outputs = self._dataset(acl.mdl.get_num_outputs(self.desc), acl.mdl.get_output_size_by_index)
         self._hosts: list[bytes] = []
-
-    def _dataset(self, count: int, size_of) -> tuple[int, list[tuple[int, int]]]:
-        dataset = acl.mdl.create_dataset()
-        buffers = []
-        for i in range(count):
-            size = size_of(self.desc, i)
-            ptr, ret = acl.rt.malloc(size, 0)
-            assert ret == 0
-            _, ret = acl.mdl.add_dataset_buffer(dataset, acl.create_data_buffer(ptr, size))
-            assert ret == 0
-            buffers.append((ptr, size))
-        return dataset, buffers
 
     def load(self, *arrays: np.ndarray) -> None:
         """Copy each array into the leading bytes of its input buffer."""

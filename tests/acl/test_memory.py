@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 import acl
 from openacl.errors import AclCode
 from openacl.runtime import device as rt_device
-from openacl.runtime.sched.task import work_task
+from tests.conftest import hold_stream
 
 INVALID = AclCode.ACL_ERROR_INVALID_PARAM
 H2H, H2D, D2H, D2D = 0, 1, 2, 3
@@ -45,18 +45,6 @@ def host():
     yield alloc
     for ptr in ptrs:
         acl.rt.free_host(ptr)
-
-
-@pytest.fixture
-def gate():
-    event = threading.Event()
-    yield event
-    event.set()
-
-
-def hold_stream(stream: int, gate: threading.Event) -> None:
-    """Queue a task that holds ``stream`` until ``gate`` is set (through the runtime: pyACL has no such call)."""
-    rt_device.resolve(stream).enqueue(work_task("gate", lambda: gate.wait(10)))
 
 
 # ----- malloc / free -----

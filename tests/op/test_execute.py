@@ -11,8 +11,7 @@ import pytest
 import acl
 from openacl.errors import AclCode
 from openacl.op import compiled, execute
-from openacl.runtime import device as stream_mod
-from openacl.runtime.sched.task import work_task
+from tests.conftest import hold_stream
 from tests.op.conftest import Const, desc_for, from_device, make_attr, to_device
 
 F32 = np.float32
@@ -23,18 +22,6 @@ H2D, D2H = 1, 2
 def logged(caplog, qualname: str, code: int) -> list[str]:
     head = f"{qualname}: {AclCode(code).name}({code}): "
     return [r.getMessage() for r in caplog.records if r.getMessage().startswith(head)]
-
-
-@pytest.fixture
-def gate():
-    event = threading.Event()
-    yield event
-    event.set()
-
-
-def hold_stream(stream: int, gate: threading.Event) -> None:
-    """Queue a task that holds ``stream`` until ``gate`` is set (through the runtime: pyACL has no such call)."""
-    stream_mod.resolve(stream).enqueue(work_task("gate", lambda: gate.wait(10)))
 
 
 class AddOp:

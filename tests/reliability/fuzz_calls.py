@@ -6,7 +6,9 @@ the outcome against the function's declared convention (``@api`` in ``openacl/ac
 - ``RET``: an ``AclCode`` value; ``VALUE``/``VALUES``: ``(..., code)`` with the declared failure value when the
   code is not 0; ``BARE``: a value of the failure value's type; ``RAISE``: a value, or ``ArgumentValueError``.
 - ``TypeError("acl.<sub>.<name> args parse failed")`` (and "parameter must be callable" where a callable is
-  required; ``stop_thread`` may re-raise the thread's failure as ``RuntimeError``).
+  required; ``stop_thread`` may re-raise the thread's failure as ``RuntimeError``); pyACL's own messages for
+  list and dict arguments it checks after the parse (:data:`OTHER_TYPE_ERRORS`), and ``set_tensor_shape``'s
+  ValueError for an empty list (:data:`VALUE_ERRORS`).
 
 Anything else is a :class:`Violation`, kept in :data:`VIOLATIONS` as well as raised, so a violation inside a
 callback (which the runtime would log and swallow) still fails the test. :class:`BugWatch` also fails a test
@@ -20,6 +22,7 @@ import collections
 import contextlib
 import logging
 import math
+import re
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -39,7 +42,7 @@ SLOW_CALL_S = 10.0  # a single call taking longer than this is reported (a hang 
 
 def _entry_points() -> dict[str, Callable]:
     found = {}
-    for module in (acl, acl.rt, acl.mdl, acl.util):
+    for module in (acl, acl.rt, acl.mdl, acl.op, acl.util):
         for name in module.__all__:
             fn = getattr(module, name)
             if callable(fn) and hasattr(fn, "acl_name"):
@@ -57,6 +60,26 @@ _RAISE_TYPES: dict[str, type | tuple[type, ...]] = {
     "acl.util.ptr_to_bytes": bytes,
     "acl.util.ptr_to_numpy": np.ndarray,
 }
+
+# pyACL's own TypeErrors with messages of their own: list arguments checked after the parse (``handle_list``, the
+# aclmdlIODims dict of ``set_input_dynamic_dims``); and ``set_tensor_shape``'s ValueError for an empty list.
+_HANDLE_LISTS = (
+    "acl.op.execute",
+    "acl.op.execute_v2",
+    "acl.op.update_params",
+    "acl.op.infer_shape",
+    "acl.op.create_handle",
+    "acl.op.execute_with_handle",
+)
+_LIST_MESSAGES = r"argument \w+ is not list|argument \w+ holds an element that is not an int"
+OTHER_TYPE_ERRORS: dict[str, re.Pattern] = {
+    **{name: re.compile(rf"{re.escape(name)}: (?:{_LIST_MESSAGES})") for name in _HANDLE_LISTS},
+    "acl.mdl.set_input_dynamic_dims": re.compile(
+        "argument 4 is not dict|the dimCount of parameter 4 is not a non-negative int"
+        "|The dims of parameter 4 is not a list\\.|the dims of fourth parameter is not list of int"
+    ),
+}
+VALUE_ERRORS: dict[str, re.Pattern] = {"acl.set_tensor_shape": re.compile("list is empty")}
 
 
 class Violation(AssertionError):
@@ -179,6 +202,9 @@ def check_exception(fn: Callable, args: tuple, exc: BaseException) -> None:
     if type(exc) is _args.ArgumentTypeError and str(exc) == "parameter must be callable" and name in NEEDS_CALLABLE:
         return
     if type(exc) is _args.ArgumentValueError and fn.acl_returns == _args.RAISE:
+        return
+    own = {_args.ArgumentTypeError: OTHER_TYPE_ERRORS, _args.ArgumentValueError: VALUE_ERRORS}.get(type(exc), {})
+    if name in own and own[name].fullmatch(str(exc)):
         return
     if type(exc) is ThreadFailed and name == "acl.util.stop_thread":
         return

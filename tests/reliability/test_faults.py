@@ -56,16 +56,9 @@ def reporter(ctx):
 
 
 @pytest.fixture
-def two_served_streams(ctx):
+def two_served_streams(two_report_threads):
     """Two streams, each subscribed by a report thread of its own."""
-    threads = [ReportThread(ctx), ReportThread(ctx)]
-    streams = [acl.rt.create_stream()[0] for _ in threads]
-    for thread, s in zip(threads, streams, strict=True):
-        assert acl.rt.subscribe_report(thread.tid, s) == SUCCESS
-    yield streams
-    for thread, s in zip(threads, streams, strict=True):
-        acl.rt.unsubscribe_report(thread.tid, s)
-        thread.close()
+    return two_report_threads[1]
 
 
 def messages(acl_log, text: str) -> list[str]:

@@ -45,6 +45,9 @@ import acl
 from openacl import ge, jsonfile, process
 from openacl.errors import AclCode, GeStatus
 from openacl.model.model import DEMO_MODEL
+from openacl.op import attr as _op_attr
+from openacl.op import execute as _op_execute
+from openacl.op import tensor_desc as _tensor_descs
 from openacl.runtime import buffers as _buffers
 from openacl.runtime import device as _device
 from openacl.runtime import device as rt_device
@@ -52,6 +55,7 @@ from openacl.runtime import memory as _memory
 from openacl.runtime import report
 from openacl.runtime import threads as _threads
 from tests.ge.test_session import step_graph
+from tests.gear_models import batch_model, dims_model, hw_model
 from tests.model_io import ModelIO, demo_input, reference
 from tests.reliability.fuzz_calls import (
     BIG_INTS,
@@ -86,6 +90,8 @@ MIN_CALLS = 20_000
 FAKE_TID = 12345  # no thread has this id
 NPY_FLOAT32, NPY_OBJECT = np.dtype(np.float32).num, np.dtype(object).num
 THREAD_SUBSCRIBE = int(AclCode.ACL_ERROR_RT_THREAD_SUBSCRIBE)
+ACL_FLOAT, ACL_FLOAT16, ACL_FORMAT_ND = 0, 1, 2
+GEAR_KINDS = ("batch", "hw", "dims")
 
 
 # ``OPENACL_FUZZ_SCALE=10`` runs ten times the examples, from a random seed, to hunt for new bugs by hand.
@@ -118,6 +124,7 @@ class Files:
     configs: list[str] = field(default_factory=list)
     models: list[str] = field(default_factory=list)
     others: list[str] = field(default_factory=list)
+    gears: dict[str, str] = field(default_factory=dict)  # "batch", "hw", "dims": a model with gears of that kind
 
     @property
     def paths(self) -> list[str]:
@@ -214,7 +221,13 @@ def files(tmp_path_factory) -> Files:
         "/",
         str(root / ("x" * 300)),  # name too long
     ]
-    return Files(root, config_ok, dump_config, str(DEMO_MODEL), models[2], configs, models, others)
+    gears = {
+        "batch": str(batch_model(root / "batch.onnx")),
+        "hw": str(hw_model(root / "hw.onnx")),
+        "dims": str(dims_model(root / "dims.onnx")),
+    }
+    models += gears.values()
+    return Files(root, config_ok, dump_config, str(DEMO_MODEL), models[2], configs, models, others, gears)
 
 
 # ----- watching and health -----
@@ -383,18 +396,27 @@ class Env:
         self.reporter = Reporter()
         self.reporter_tid = ok(acl.util.start_thread, self.reporter, [])
         ok(acl.rt.subscribe_report, self.reporter_tid, self.stream)
+        self.gear_models()
+        self.op_objects()
         self.handles = [
             *(self.ctx, self.ctx1, self.ctx_spare, self.dead_ctx),
             *(self.stream, self.stream2, self.stream3, self.foreign_stream, self.dead_stream),
             *(self.ev, self.ev2, self.dead_ev, self.buf, self.dead_buf),
             *(self.in_ds, self.out_ds, self.ds_spare, self.dead_ds, self.desc, self.desc_spare, self.dead_desc),
             *(self.model, self.model_spare, self.dead_model),
+            *(self.gear[k][0] for k in GEAR_KINDS),
+            *(self.gear[k][1] for k in GEAR_KINDS),
+            *(self.gear[k][2] for k in GEAR_KINDS),
+            *(self.tdesc, self.tdesc_f16, self.tdesc_set, self.tdesc_dyn, self.tdesc_spare, self.dead_tdesc),
+            *(self.attr, self.attr_spare, self.dead_attr, self.op_handle, self.op_handle_spare, self.dead_op_handle),
+            *(self.op_a, self.op_b, self.op_y, self.op_half),
         ]
         self.pointers = [
             *(self.dev, self.dev + 1, self.dev + 4095, self.dev + 4096, self.dev_spare, self.dead_dev),
             *(self.host, self.host + 8, self.host_spare, self.dead_host, self.in_dev, self.out_dev),
             *(self.user_ptr, self.user_ptr + 63, self.array_ptr, self.objects_ptr, self.model_ptr),
             *(_memory.address_of(self.unregistered), id(self)),
+            *(self.op_mem, self.op_mem + 128, *(self.gear[k][3] for k in GEAR_KINDS)),
         ]
         self.sizes = [4096, 4097, 4095, self.in_size, self.out_size, len(self.model_bytes)]
         self.objects_pool = other_objects()
@@ -413,6 +435,93 @@ class Env:
             (2**64,),
             (np.int64(2),),
         ]
+        self.lists = self.hostile_lists()
+
+    def gear_models(self) -> None:
+        """A loaded model with gears of each kind, its description, and an input dataset whose gear buffer
+        (the model's last input) has real device memory: ``self.gear[kind] = (model, desc, dataset, gear ptr)``."""
+        self.gear: dict[str, tuple[int, int, int, int]] = {}
+        for kind in GEAR_KINDS:
+            model = ok(acl.mdl.load_from_file, self.files.gears[kind])
+            desc = ok(acl.mdl.create_desc)
+            ok(acl.mdl.get_desc, desc, model)
+            count = ok(acl.mdl.get_num_inputs, desc)
+            gear_size = ok(acl.mdl.get_input_size_by_index, desc, count - 1)
+            gear_ptr = ok(acl.rt.malloc, gear_size, 0)
+            dataset = ok(acl.mdl.create_dataset)
+            for _ in range(count - 1):  # the data inputs: set_dynamic_* reads only the gear buffer
+                ok(acl.mdl.add_dataset_buffer, dataset, ok(acl.create_data_buffer, self.dev, 4096))
+            ok(acl.mdl.add_dataset_buffer, dataset, ok(acl.create_data_buffer, gear_ptr, gear_size))
+            self.gear[kind] = (model, desc, dataset, gear_ptr)
+
+    def op_objects(self) -> None:
+        """Tensor descs, attributes, an op handle and device buffers for a [2, 3] float32 Add (and a Cast)."""
+        self.tdesc = ok(acl.create_tensor_desc, ACL_FLOAT, [2, 3], ACL_FORMAT_ND)  # the ops' desc: left alone
+        self.tdesc_f16 = ok(acl.create_tensor_desc, ACL_FLOAT16, [2, 3], ACL_FORMAT_ND)
+        self.tdesc_set = ok(acl.create_tensor_desc, ACL_FLOAT, [4, 5], ACL_FORMAT_ND)  # what the setters change
+        self.tdesc_dyn = ok(acl.create_tensor_desc, ACL_FLOAT, [-1, 3], ACL_FORMAT_ND)
+        self.tdesc_infer = ok(acl.create_tensor_desc, ACL_FLOAT, [-2], ACL_FORMAT_ND)  # infer_shape writes it
+        self.tdesc_spare = ok(acl.create_tensor_desc, ACL_FLOAT, [2], ACL_FORMAT_ND)
+        self.dead_tdesc = ok(acl.create_tensor_desc, ACL_FLOAT, [2], ACL_FORMAT_ND)
+        ok(acl.destroy_tensor_desc, self.dead_tdesc)
+        self.attr = ok(acl.op.create_attr)
+        self.attr_spare = ok(acl.op.create_attr)
+        self.dead_attr = ok(acl.op.create_attr)
+        ok(acl.op.destroy_attr, self.dead_attr)
+        self.op_mem = ok(acl.rt.malloc, 4096, 0)
+        self.op_a = ok(acl.create_data_buffer, self.op_mem, 24)
+        self.op_b = ok(acl.create_data_buffer, self.op_mem + 64, 24)
+        self.op_y = ok(acl.create_data_buffer, self.op_mem + 128, 24)
+        self.op_half = ok(acl.create_data_buffer, self.op_mem + 256, 12)
+        add_descs = ([self.tdesc, self.tdesc], [self.tdesc])
+        self.op_handle = ok(acl.op.create_handle, "Add", *add_descs, self.attr)
+        self.op_handle_spare = ok(acl.op.create_handle, "Mul", *add_descs, 0)
+        self.dead_op_handle = ok(acl.op.create_handle, "Sub", *add_descs, 0)
+        ok(acl.op.destroy_handle, self.dead_op_handle)
+
+    def hostile_lists(self) -> list:
+        """Lists and dicts for the ``O`` parameters that take dims, ranges, handle lists or aclmdlIODims."""
+        return [
+            [0],
+            [2**64],
+            [-1],
+            [-3],
+            [2**63],
+            [-(2**63) - 1],
+            [2**62, 2**62],
+            [1] * 129,
+            [True, 2],
+            [1.5],
+            [1e308, -math.inf, math.nan],
+            [2**1024],
+            ["a"],
+            [None],
+            [self.tdesc] * 3,
+            [self.dead_tdesc],
+            [self.tdesc, "x"],
+            [self.op_a, self.dead_buf],
+            [self.op_y, self.op_y],
+            [[1, 8]],
+            [[5, 2]],
+            [(1, 2), (3, 3)],
+            [[1, 2, 3]],
+            [[math.nan, 1.0]],
+            [[None, object()]],
+            [[2**64, -1]],
+            [[]],
+            {"dimCount": 5, "dims": [1, 4, 4, 1, 1]},
+            {"dimCount": 0, "dims": []},
+            {"dimCount": -1, "dims": []},
+            {"dimCount": 2**70, "dims": [1]},
+            {"dimCount": 2, "dims": [1]},
+            {"dimCount": 1, "dims": ["x"]},
+            {"dimCount": 129, "dims": [1] * 129},
+            {"dimCount": 5, "dims": [1, 4, 4, 1, 2**64]},
+            {"dimCount": 5, "dims": [1, -4, 4, -1, -1]},
+            {"dimCount": "5", "dims": [1]},
+            {"dims": [1]},
+            {"dimCount": 1, "dims": (1,)},
+        ]
 
     def malloc_host(self, size: int) -> int:
         ptr = ok(acl.rt.malloc_host, size)
@@ -428,11 +537,12 @@ class Env:
         """The values to try for a parameter of PyArg type ``char``."""
         if char in "kKIH":
             return self.handles + self.pointers + self.sizes + self.learned + SMALL_INTS + BIG_INTS + self.objects_pool
-        if char == "i":
-            return SMALL_INTS + BIG_INTS + [100, 1000, 5000, Index(3), Index(-1), Index(2**40)] + self.objects_pool
+        if char in "iLB":  # i: int32, L: int64 (both overflow-checked), B: a byte (truncated)
+            ints = [255, 256, 2**62, 2**63 - 1, Index(3), Index(-1), Index(2**40), Index(2**70)]
+            return SMALL_INTS + BIG_INTS + [100, 1000, 5000, *ints] + self.objects_pool
         if char == "s":
             return self.files.paths + STRINGS + self.objects_pool
-        return self.objects_pool + self.shapes + [self.array, self.objects, self.user] + FLOATS
+        return self.objects_pool + self.shapes + self.lists + [self.array, self.objects, self.user] + FLOATS
 
     def learn(self, name: str, result: object) -> None:
         """Keep ints a call returned (new handles and pointers) for later calls; track host memory to free."""
@@ -577,6 +687,92 @@ class Env:
             "acl.util.ptr_to_numpy": (self.host, (4,), NPY_FLOAT32),
             "acl.util.start_thread": (noop, []),
             "acl.util.stop_thread": (FAKE_TID,),
+            **self.plausible_tensor_descs(),
+            **self.plausible_gears(),
+            **self.plausible_op(),
+        }
+
+    def plausible_tensor_descs(self) -> dict[str, tuple]:
+        desc, target = self.tdesc, self.tdesc_set
+        return {
+            "acl.create_tensor_desc": (ACL_FLOAT, [2, 3], ACL_FORMAT_ND),
+            "acl.destroy_tensor_desc": (self.tdesc_spare,),
+            "acl.data_type_size": (ACL_FLOAT16,),
+            "acl.get_tensor_desc_type": (desc,),
+            "acl.get_tensor_desc_format": (desc,),
+            "acl.get_tensor_desc_size": (desc,),
+            "acl.get_tensor_desc_element_count": (desc,),
+            "acl.get_tensor_desc_num_dims": (desc,),
+            "acl.get_tensor_desc_dim": (desc, 1),
+            "acl.get_tensor_desc_dim_v2": (desc, 0),
+            "acl.get_tensor_desc_dim_range": (self.tdesc_dyn, 0, 2),
+            "acl.get_tensor_desc_name": (desc,),
+            "acl.set_tensor_desc_name": (target, "input_0"),
+            "acl.set_tensor_shape": (target, [4, 5]),
+            "acl.set_tensor_origin_shape": (target, [4, 5]),
+            "acl.set_tensor_storage_shape": (target, [1, 1, 4, 5, 16]),
+            "acl.set_tensor_format": (target, 0),
+            "acl.set_tensor_origin_format": (target, 0),
+            "acl.set_tensor_storage_format": (target, 3),
+            "acl.set_tensor_dynamic_input": (target, "x"),
+            "acl.set_tensor_shape_range": (self.tdesc_dyn, [[1, 8], [3, 3]]),
+            "acl.set_tensor_value_range": (target, [[0.0, 1.0]]),
+            "acl.set_tensor_const": (target, self.user_ptr, 8),
+            "acl.set_tensor_place_ment": (target, 0),
+        }
+
+    def plausible_gears(self) -> dict[str, tuple]:
+        (batch, batch_desc, batch_ds, _), (hw, hw_desc, hw_ds, _), (dims, dims_desc, dims_ds, _) = (
+            self.gear[k] for k in GEAR_KINDS
+        )
+        return {
+            "acl.mdl.get_dynamic_batch": (batch_desc,),
+            "acl.mdl.get_dynamic_hw": (hw_desc, -1),
+            "acl.mdl.get_input_dynamic_gear_count": (dims_desc, -1),
+            "acl.mdl.get_input_dynamic_dims": (dims_desc, -1, 3),
+            "acl.mdl.set_dynamic_batch_size": (batch, batch_ds, 1, 2),
+            "acl.mdl.set_dynamic_hw_size": (hw, hw_ds, 1, 16, 12),
+            "acl.mdl.set_input_dynamic_dims": (dims, dims_ds, 2, {"dimCount": 5, "dims": [1, 4, 4, 1, 1]}),
+            "acl.mdl.get_input_dims_v2": (self.desc, 0),
+            "acl.mdl.get_input_dims_range": (batch_desc, 0),
+            "acl.mdl.get_desc_from_file": (self.desc_spare, self.files.tinynet),
+            "acl.mdl.get_desc_from_mem": (self.desc_spare, self.model_ptr, len(self.model_bytes)),
+            "acl.mdl.query_size_from_mem": (self.model_ptr, len(self.model_bytes)),
+            "acl.mdl.load_from_mem_with_mem": (self.model_ptr, len(self.model_bytes), 0, 0, 0, 0),
+            "acl.mdl.get_tensor_real_name": (self.desc, self.input_name),
+            "acl.mdl.get_aipp_type": (self.model, 0),
+            "acl.mdl.get_first_aipp_info": (self.model, 0),
+        }
+
+    def plausible_op(self) -> dict[str, tuple]:
+        pair, one, attr = [self.tdesc, self.tdesc], [self.tdesc], self.attr
+        ins, outs = [self.op_a, self.op_b], [self.op_y]
+        return {
+            "acl.op.create_attr": (),
+            "acl.op.destroy_attr": (self.attr_spare,),
+            "acl.op.set_attr_bool": (attr, "adj_x1", 1),
+            "acl.op.set_attr_int": (attr, "axis", -1),
+            "acl.op.set_attr_float": (attr, "alpha", 0.5),
+            "acl.op.set_attr_string": (attr, "data_format", "NCHW"),
+            "acl.op.set_attr_data_type": (attr, "dst_type", ACL_FLOAT16),
+            "acl.op.set_attr_list_bool": (attr, "flags", [True, False]),
+            "acl.op.set_attr_list_int": (attr, "axes", [0, 1]),
+            "acl.op.set_attr_list_float": (attr, "scales", [0.5, 2.0]),
+            "acl.op.set_attr_list_string": (attr, "names", ["a", "b"]),
+            "acl.op.set_attr_list_list_int": (attr, "pads", [[1, 2], [3]]),
+            "acl.op.set_attr_list_data_type": (attr, "dtypes", [ACL_FLOAT, ACL_FLOAT16]),
+            "acl.op.set_model_dir": (str(self.files.root),),
+            "acl.op.load": (self.user_ptr, 64),
+            "acl.op.set_max_op_queue_num": (64,),
+            "acl.op.execute_v2": ("Add", pair, ins, one, outs, attr, self.stream),
+            "acl.op.execute": ("Sub", pair, ins, one, outs, 0, self.stream),
+            "acl.op.update_params": ("Mul", pair, one, attr),
+            "acl.op.infer_shape": ("Add", pair, ins, 1, [self.tdesc_infer], 0),
+            "acl.op.create_handle": ("Add", pair, one, attr),
+            "acl.op.create_handle_for_cast": (self.tdesc, self.tdesc_f16, 0),
+            "acl.op.destroy_handle": (self.op_handle_spare,),
+            "acl.op.execute_with_handle": (self.op_handle, ins, outs, self.stream),
+            "acl.op.cast": (self.tdesc, self.op_a, self.tdesc_f16, self.op_half, 0, self.stream),
         }
 
     def usable(self) -> bool:
@@ -589,6 +785,12 @@ class Env:
             and self.buf in _buffers.data_buffers
             and self.model in _model_table()
             and self.model_spare in _model_table()
+            and all(self.gear[kind][0] in _model_table() for kind in GEAR_KINDS)
+            and all(handle in _tensor_descs.tensor_descs for handle in (self.tdesc, self.tdesc_f16, self.tdesc_spare))
+            and self.attr in _op_attr.attrs
+            and self.attr_spare in _op_attr.attrs
+            and self.op_handle in _op_execute.op_handles
+            and self.op_handle_spare in _op_execute.op_handles
             and _context_is(self.ctx)
         )
 
@@ -667,6 +869,12 @@ def undo(name: str, args: list, result: object) -> None:
         call(acl.mdl.destroy_desc, value)
     elif name.startswith("acl.mdl.load_from") and value:
         call(acl.mdl.unload, value)
+    elif name == "acl.create_tensor_desc" and value:
+        call(acl.destroy_tensor_desc, value)
+    elif name == "acl.op.create_attr" and value:
+        call(acl.op.destroy_attr, value)
+    elif name in ("acl.op.create_handle", "acl.op.create_handle_for_cast") and value:
+        call(acl.op.destroy_handle, value)
     elif name == "acl.util.start_thread" and value:
         call(acl.util.stop_thread, value)
     elif name == "acl.mdl.init_dump":
@@ -683,7 +891,7 @@ def undo(name: str, args: list, result: object) -> None:
 def test_every_entry_point_is_declared_and_has_plausible_arguments(files):
     assert len(ENTRY_POINTS) >= 90
     for name, fn in ENTRY_POINTS.items():
-        assert set(fn.acl_format) <= set("kKIHisdfO|"), (name, fn.acl_format)
+        assert set(fn.acl_format) <= set("kKIHisdfLBO|"), (name, fn.acl_format)
         assert fn.acl_returns in ("ret", "value", "values", "bare", "raise", "code"), name
     env = Env(files)
     try:
@@ -713,6 +921,9 @@ def test_hostile_argument_matrix(files):
                     undo(name, args, call(fn, *args))
             for args in (base[:-1], [*base, 0], [*base, None, None]):  # arity
                 undo(name, args, call(fn, *args))
+            if not fmt:  # no parameter to vary: extra positional arguments of every hostile kind instead
+                for value in env.pool("O"):
+                    call(fn, value)
         finally:
             env.close()
 
@@ -759,6 +970,7 @@ def test_random_calls(files, data):
 # ----- call sequences on real objects -----
 
 KINDS = ("context", "stream", "event", "dev", "host", "user", "buffer", "dataset", "desc", "model")
+KINDS += ("tensor_desc", "attr", "op_handle")
 SEL = st.tuples(st.integers(0, 11), st.integers(0, 2**16))
 DEVICE = st.sampled_from([0, 0, 0, 1, 1, 2, 7, 8, -1, 2**31 - 1, -(2**31), 2**31, "0", None, 0.0])
 TIMEOUT = st.sampled_from([1, 5, 50, 1000, 2**31 - 1, -1, 0, -2, -(2**31), 2**31, 2**64, 1.5, math.nan, None, "9"])
@@ -774,6 +986,30 @@ INDEX = st.sampled_from([0, 0, 1, 2, -1, 2**32, 2**64 - 1, 2**64, 2**100, None, 
 SHAPE = st.sampled_from([(4,), (2, 2), (), (0,), (16,), (1024,), (2**62,), (0, 2**63), (-1,), (1.5,), [4], None])
 NPY = st.sampled_from([NPY_FLOAT32, 0, 1, 12, 17, NPY_OBJECT, 20, 21, 22, 23, 24, 25, 99, -1, 2**31, None])
 CALLBACKS = ("noop", "boom", "sleepy", "reentrant", "sync_own", "launch_again", "append", "not_callable", "none")
+ACL_DTYPE = st.sampled_from([ACL_FLOAT, ACL_FLOAT, ACL_FLOAT16, 3, 9, 12, 27, 13, -1, 999, 2**31, None])
+ACL_FMT = st.sampled_from([ACL_FORMAT_ND, ACL_FORMAT_ND, 0, 1, 3, -1, 2**31 - 1, None])
+DIMS_LIST = st.sampled_from(
+    [[2, 3], [2, 3], [6], [], [-1, 3], [-2], [0, 3], [2**40, 2**40], [2**63 - 1], [-3], [1] * 129, (2, 3), None, [2.0]]
+)
+RANGES = st.sampled_from([[[1, 8], [3, 3]], [[1, 8]], [[5, 2], [3, 3]], [[0, -1], [1, 1]], [(1, 2)], [[1.5, 2]], [], 5])
+OP_TYPES = st.sampled_from(["Add", "Add", "Mul", "Sub", "Relu", "Cast", "MatMul", "ReduceSumD", "NoSuchOp", ""])
+TDESC_CALLS = sorted(n for n in ENTRY_POINTS if n.startswith(("acl.get_tensor_desc", "acl.set_tensor")))
+ATTR_SETTERS = sorted(n for n in ENTRY_POINTS if n.startswith("acl.op.set_attr_"))
+ATTR_VALUES = st.sampled_from(
+    [0, 1, -1, 256, 2**63, 0.5, math.nan, "NCHW", "", [0, 1], [True], [0.5, 2], ["a"], [[1, 2], [3]], [], None]
+)
+DYNAMIC_DIMS = st.sampled_from(
+    [
+        {"dimCount": 5, "dims": [1, 4, 4, 1, 1]},
+        {"dimCount": 5, "dims": [1, 2, 4, 3, 5]},
+        {"dimCount": 5, "dims": [1, 9, 4, 9, 9]},
+        {"dimCount": 2, "dims": [1, 4]},
+        {"dimCount": 0, "dims": []},
+        {"dimCount": -1, "dims": []},
+        {"dimCount": 1, "dims": ["x"]},
+        [1, 4, 4, 1, 1],
+    ]
+)
 
 
 class AclMachine(RuleBasedStateMachine):
@@ -790,6 +1026,8 @@ class AclMachine(RuleBasedStateMachine):
         self.hosts: list[int] = []
         self.keep: list[object] = []
         self.ios: list[tuple[int, int, int]] = []
+        self.gear_input: dict[int, int] = {}  # model -> the index of its last input (a gear model's gear input)
+        self.ops: list[tuple[int, int, int, int]] = []  # a [2, 3] float desc and three 24-byte device buffers
         self.hits: list[object] = []
         self.hostile = [*SMALL_INTS, *BIG_INTS, *other_objects()]
 
@@ -1147,19 +1385,205 @@ class AclMachine(RuleBasedStateMachine):
         getter=st.sampled_from([n for n in ENTRY_POINTS if n.startswith("acl.mdl.get_") and "dataset" not in n]),
         sel=SEL,
         index=INDEX,
-        name=st.sampled_from(["", "x", "input", "output", "\udcff", "a\x00b", None, 5]),
+        name=st.sampled_from(["", "x", "input", "output", "data", "ascend_mbatch_shape_data", "\udcff", None, 5]),
+        count=COUNT,
     )
-    def desc_get(self, getter, sel, index, name):
+    def desc_get(self, getter, sel, index, name, count):
         fn = ENTRY_POINTS[getter]
         handle = self.pick("desc", sel)
         if getter == "acl.mdl.get_desc":
             call(fn, handle, self.pick("model", (0, index if type(index) is int else 0)))
-        elif "by_name" in getter:
+        elif getter in ("acl.mdl.get_aipp_type", "acl.mdl.get_first_aipp_info"):
+            call(fn, self.pick("model", sel), index)
+        elif getter == "acl.mdl.get_desc_from_file":
+            paths = [*self.files.models, *self.files.others]
+            call(fn, handle, paths[sel[1] % len(paths)])
+        elif getter == "acl.mdl.get_desc_from_mem":
+            call(fn, handle, self.pick_ptr(sel), count)
+        elif fn.acl_format == "ks":
             call(fn, handle, name)
         elif fn.acl_format == "k":
             call(fn, handle)
+        elif fn.acl_format == "kkk":
+            call(fn, handle, index, count)
         else:
             call(fn, handle, index)
+
+    # ----- gears -----
+
+    @precondition(lambda self: len(self.known["model"]) < 6)
+    @rule(kind=st.sampled_from(GEAR_KINDS))
+    def load_gear_model(self, kind):
+        """A model with gears, with correctly sized datasets (its gear input last)."""
+        model = value_of(acl.mdl.load_from_file, call(acl.mdl.load_from_file, self.files.gears[kind]))
+        self.remember("model", model)
+        if model:
+            self.make_io((0, self.known["model"].index(model)))
+
+    @rule(
+        io=st.integers(0, 100),
+        how=st.sampled_from(["batch", "hw", "dims"]),
+        index=st.sampled_from([None, None, None, 0, 1, 2, 7, -1, 2**64, "1"]),
+        batch=st.sampled_from([1, 2, 4, 8, 3, 0, -1, 2**64, None]),
+        hw=st.sampled_from([(8, 8), (16, 12), (32, 32), (12, 16), (0, 0), (2**32 + 8, 8), (8, None)]),
+        dims=DYNAMIC_DIMS,
+    )
+    def set_gear(self, io, how, index, batch, hw, dims):
+        """Choose a gear in an input dataset (any model's: a static one, or one of another kind, refuses)."""
+        if not self.ios:
+            return
+        model, inputs, _ = self.ios[io % len(self.ios)]
+        where = self.gear_input.get(model, 0) if index is None else index
+        if how == "batch":
+            call(acl.mdl.set_dynamic_batch_size, model, inputs, where, batch)
+        elif how == "hw":
+            call(acl.mdl.set_dynamic_hw_size, model, inputs, where, *hw)
+        else:
+            call(acl.mdl.set_input_dynamic_dims, model, inputs, where, dims)
+
+    # ----- tensor descs, attributes and operators -----
+
+    @rule(dtype=ACL_DTYPE, dims=DIMS_LIST, fmt=ACL_FMT)
+    def create_tensor_desc(self, dtype, dims, fmt):
+        self.remember("tensor_desc", call(acl.create_tensor_desc, dtype, dims, fmt))
+
+    @rule(
+        what=st.sampled_from([*TDESC_CALLS, "acl.destroy_tensor_desc", "acl.data_type_size"]),
+        sel=SEL,
+        index=INDEX,
+        dims=DIMS_LIST,
+        ranges=RANGES,
+        ptr=SEL,
+        count=COUNT,
+    )
+    def tensor_desc(self, what, sel, index, dims, ranges, ptr, count):
+        fn = ENTRY_POINTS[what]
+        desc = self.pick("tensor_desc", sel)
+        if what == "acl.data_type_size":
+            call(fn, index)
+        elif what == "acl.set_tensor_const":
+            call(fn, desc, self.pick_ptr(ptr), count)
+        elif what in ("acl.set_tensor_shape_range", "acl.set_tensor_value_range"):
+            call(fn, desc, ranges)
+        elif fn.acl_format == "kO":
+            call(fn, desc, list(dims) if isinstance(dims, list) else dims)
+        elif fn.acl_format == "ks":
+            call(fn, desc, ["x", "", "input_0", "\udcff", None][sel[1] % 5])
+        elif fn.acl_format in ("ki", "kk"):
+            call(fn, desc, index)
+        elif fn.acl_format == "kkk":
+            call(fn, desc, index, count)
+        else:
+            call(fn, desc)
+
+    @rule(sel=SEL, what=st.sampled_from(["create", "create", "destroy"]))
+    def attr(self, sel, what):
+        if what == "create":
+            self.remember("attr", call(acl.op.create_attr))
+        elif what == "destroy":
+            call(acl.op.destroy_attr, self.pick("attr", sel))
+
+    @rule(sel=SEL, setter=st.sampled_from(ATTR_SETTERS), name=st.sampled_from(["axis", "", "x"]), value=ATTR_VALUES)
+    def set_attr(self, sel, setter, name, value):
+        with quiet_numpy():
+            call(ENTRY_POINTS[setter], self.pick("attr", sel), name, value)
+
+    @rule()
+    def make_op(self):
+        """A [2, 3] float32 desc and three device buffers of its size: the real ingredients of an Add."""
+        desc = call(acl.create_tensor_desc, ACL_FLOAT, [2, 3], ACL_FORMAT_ND)
+        self.remember("tensor_desc", desc)
+        buffers = []
+        for _ in range(3):
+            ptr = value_of(acl.rt.malloc, call(acl.rt.malloc, 24, 0))
+            self.remember("dev", ptr)
+            buffers.append(call(acl.create_data_buffer, ptr or 0, 24))
+            self.remember("buffer", buffers[-1])
+        self.ops.append((desc, *buffers))
+
+    def op_ingredients(self, op: int, mix: tuple) -> tuple[object, object, object, object]:
+        """A desc and three buffers: of a ``make_op`` (real ones), or with ``mix[2]`` any known handles."""
+        if self.ops and not mix[2]:
+            return self.ops[-1] if op < 50 else self.ops[op % len(self.ops)]  # the newest is likely still whole
+        return self.pick("tensor_desc", mix[0]), *(self.pick("buffer", (mix[1][0], mix[1][1] + i)) for i in range(3))
+
+    def op_attr(self, sel: tuple[int, int]) -> object:
+        return 0 if sel[0] < 4 else self.pick("attr", sel)  # often none: a real Add then runs
+
+    def op_stream(self, sel: tuple[int, int]) -> object:
+        return self.known["stream"][0] if sel[0] < 4 else self.pick("stream", sel)  # often the served stream
+
+    @rule(
+        op=st.integers(0, 100),
+        how=st.sampled_from(["execute_v2", "execute_v2", "execute", "update_params"]),
+        op_type=OP_TYPES,
+        attr=SEL,
+        stream=SEL,
+        mix=st.tuples(SEL, SEL, st.booleans()),
+    )
+    def run_op(self, op, how, op_type, attr, stream, mix):
+        """An operator on real descs and buffers (or, with ``mix``, on any known handles)."""
+        desc, a, b, y = self.op_ingredients(op, mix)
+        attr_handle = self.op_attr(attr)
+        with quiet_numpy():
+            if how == "update_params":
+                call(acl.op.update_params, op_type, [desc, desc], [desc], attr_handle)
+            else:
+                fn = ENTRY_POINTS[f"acl.op.{how}"]
+                call(fn, op_type, [desc, desc], [a, b], [desc], [y], attr_handle, self.op_stream(stream))
+
+    @rule(
+        op=st.integers(0, 100),
+        op_type=OP_TYPES,
+        attr=SEL,
+        stream=SEL,
+        mix=st.tuples(SEL, SEL, st.booleans()),
+        which=SEL,
+    )
+    def op_handle(self, op, op_type, attr, stream, mix, which):
+        """create_handle, then execute_with_handle and destroy_handle of some op handle (this one or another)."""
+        desc, a, b, y = self.op_ingredients(op, mix)
+        attr_handle = self.op_attr(attr)
+        with quiet_numpy():
+            result = call(acl.op.create_handle, op_type, [desc, desc], [desc], attr_handle)
+            created = value_of(acl.op.create_handle, result)
+            self.remember("op_handle", created)
+            handle = created if created and which[0] < 6 else self.pick("op_handle", which)
+            call(acl.op.execute_with_handle, handle, [a, b], [y], self.op_stream(stream))
+            if mix[2]:
+                call(acl.op.destroy_handle, self.pick("op_handle", mix[0]))
+
+    @rule(op=st.integers(0, 100), other=SEL, truncate=st.sampled_from([0, 1, 256, -1, None]), stream=SEL)
+    def cast(self, op, other, truncate, stream):
+        """Cast between a real desc and any known one (the same dtype, another, a destroyed desc)."""
+        desc, a, _, y = self.op_ingredients(op, (other, other, False))
+        target = self.pick("tensor_desc", other)
+        with quiet_numpy():
+            call(acl.op.cast, desc, a, target, y, truncate, self.op_stream(stream))
+            result = call(acl.op.create_handle_for_cast, desc, target, truncate)
+            self.remember("op_handle", value_of(acl.op.create_handle_for_cast, result))
+
+    @rule(
+        op=st.integers(0, 100),
+        op_type=OP_TYPES,
+        out=SEL,
+        count=st.sampled_from([1, 1, 0, 2, -1, 2**31]),
+        mix=st.tuples(SEL, SEL, st.booleans()),
+    )
+    def infer_shape(self, op, op_type, out, count, mix):
+        desc, a, b, _ = self.op_ingredients(op, mix)
+        with quiet_numpy():
+            call(acl.op.infer_shape, op_type, [desc, desc], [a, b], count, [self.pick("tensor_desc", out)], 0)
+
+    @rule(n=st.integers(0, 100), how=st.sampled_from(["model_dir", "load", "queue"]))
+    def op_models(self, n, how):
+        if how == "model_dir":
+            paths = [str(self.files.root), *self.files.paths]
+            call(acl.op.set_model_dir, paths[n % len(paths)])
+        elif how == "load":
+            call(acl.op.load, self.pick_ptr((0, n)), [16, 64, 0, 2**64 - 1][n % 4])
+        else:
+            call(acl.op.set_max_op_queue_num, [64, 1, 0, 2**64 - 1, -1][n % 5])
 
     @rule(sel=SEL)
     def make_io(self, sel):
@@ -1175,6 +1599,8 @@ class AclMachine(RuleBasedStateMachine):
             (acl.mdl.get_num_outputs, acl.mdl.get_output_size_by_index),
         ):
             dataset = call(acl.mdl.create_dataset)
+            if count is acl.mdl.get_num_inputs:
+                self.gear_input[model] = call(count, desc) - 1
             for i in range(call(count, desc)):
                 size = call(size_of, desc, i) or 16
                 ptr = value_of(acl.rt.malloc, call(acl.rt.malloc, size, 0))

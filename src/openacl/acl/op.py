@@ -88,7 +88,10 @@ def _values(value: object, qualname: str, array_dtype: type, element: type | tup
     """A list attribute's values: a ``list``, or a numpy array (pyACL warns that only lists will stay)."""
     if isinstance(value, np.ndarray):
         warnings.warn(f"{qualname}: a numpy array will not be supported in future, pass a list", Warning, 3)
-        return np.asarray(value, dtype=array_dtype).reshape(-1).tolist()
+        try:
+            return np.asarray(value, dtype=array_dtype).reshape(-1).tolist()
+        except (TypeError, ValueError, OverflowError):  # an object array of non-numbers, as a list of them
+            raise ArgumentTypeError(f"{qualname} args parse failed") from None
     if not isinstance(value, list) or not all(isinstance(item, element) for item in value):
         raise ArgumentTypeError(f"{qualname} args parse failed")
     return value

@@ -102,7 +102,10 @@ def set_list(handle: int, name: str, kind: str, values: list) -> None:
     elif kind in (LIST_INT, LIST_DATA_TYPE):
         value = tuple(_int64(int(v), name) for v in values)
     elif kind == LIST_FLOAT:
-        value = tuple(_float32(float(v)) for v in values)
+        try:
+            value = tuple(_float32(float(v)) for v in values)
+        except OverflowError:
+            raise AclError(_INVALID, f"attribute {name!r}: a value is too large for a float") from None
     elif kind == LIST_STRING:
         value = tuple(str(v) for v in values)
     elif kind == LIST_LIST_INT:

@@ -37,7 +37,11 @@ def om_files(folder: Path) -> list[Path]:
 
 def set_model_dir(path: str) -> list[Path]:
     folder = Path(path)
-    if not path or not folder.is_dir():
+    try:
+        is_folder = bool(path) and folder.is_dir()
+    except OSError as exc:  # a name too long, a loop of links ...: no folder there either
+        raise AclError(_INVALID, f"model dir {path[:80]!r}...: {exc.strerror}") from None
+    if not is_folder:
         raise AclError(_INVALID, f"model dir {path!r} is not a folder")
     ignored = om_files(folder)
     if ignored:

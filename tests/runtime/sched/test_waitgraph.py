@@ -7,24 +7,10 @@ import threading
 import pytest
 
 import acl
-from tests.acl.test_callbacks import ReportThread
 
 SUCCESS = 0
 BLOCK = 1
 API_NOT_SUPPORT = 200001
-
-
-@pytest.fixture
-def two_threads(ctx):
-    """Report threads R1, R2 serving streams S1, S2."""
-    threads = [ReportThread(ctx), ReportThread(ctx)]
-    streams = [acl.rt.create_stream()[0] for _ in threads]
-    for thread, s in zip(threads, streams, strict=True):
-        assert acl.rt.subscribe_report(thread.tid, s) == SUCCESS
-    yield threads, streams
-    for thread, s in zip(threads, streams, strict=True):
-        acl.rt.unsubscribe_report(thread.tid, s)
-        thread.close()
 
 
 def _meet(first: threading.Event, second: threading.Event) -> None:
@@ -33,11 +19,11 @@ def _meet(first: threading.Event, second: threading.Event) -> None:
 
 
 @pytest.mark.parametrize("teardown", ["unsubscribe_report", "destroy_stream"])
-def test_regression_circle_through_a_wait_for_a_running_callback_gets_200001(two_threads, teardown):
+def test_regression_circle_through_a_wait_for_a_running_callback_gets_200001(two_report_threads, teardown):
     """C1 (R1, S1) unsubscribes R2 from S2 (or destroys S2) while C2 (R2, S2) synchronizes S1: each waits for
     the other. The wait graph did not see waits for a running callback, so this hung; now the wait that
     closes the circle gets 200001 at once and the other completes."""
-    (_r1, r2), (s1, s2) = two_threads
+    (_r1, r2), (s1, s2) = two_report_threads
     in_c1, in_c2 = threading.Event(), threading.Event()
     codes: dict[str, int] = {}
 
@@ -68,9 +54,9 @@ def test_regression_circle_through_a_wait_for_a_running_callback_gets_200001(two
         assert acl.rt.subscribe_report(r2.tid, s2) == SUCCESS  # for the fixture's teardown
 
 
-def test_unsubscribe_from_a_callback_waits_for_another_threads_callback_that_ends(two_threads):
+def test_unsubscribe_from_a_callback_waits_for_another_threads_callback_that_ends(two_report_threads):
     """No false alarm: C1 unsubscribes S2 while C2 (on R2) runs but waits for nothing of ours."""
-    (_r1, r2), (s1, s2) = two_threads
+    (_r1, r2), (s1, s2) = two_report_threads
     in_c2, release = threading.Event(), threading.Event()
     codes: list[int] = []
 

@@ -1,0 +1,34 @@
+"""Bugs the fuzz suite found in acl.op, each returning 500000 (an internal error) before its fix."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import acl
+
+INVALID = 100000
+
+
+def test_regression_an_object_array_list_attribute_is_a_parse_error():
+    attr = acl.op.create_attr()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for setter in (acl.op.set_attr_list_int, acl.op.set_attr_list_float):
+            with pytest.raises(TypeError, match="args parse failed"):
+                setter(attr, "axes", np.array([object(), "x"], dtype=object))
+    acl.op.destroy_attr(attr)
+
+
+def test_regression_a_float_list_attribute_too_large_for_a_float_is_invalid_param(acl_log):
+    attr = acl.op.create_attr()
+    assert acl.op.set_attr_list_float(attr, "scales", [2**1024]) == INVALID
+    assert not any("internal error" in r.getMessage() for r in acl_log.records)
+    acl.op.destroy_attr(attr)
+
+
+def test_regression_a_model_dir_name_too_long_is_invalid_param(acl_log):
+    assert acl.op.set_model_dir("x" * 300) == INVALID
+    assert not any("internal error" in r.getMessage() for r in acl_log.records)
