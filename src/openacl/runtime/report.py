@@ -92,18 +92,16 @@ def _next_task(queue: SimpleQueue, budget: int) -> tuple[Task | None, int]:
 def _serve(task: Task, queue: SimpleQueue | None, budget: int) -> bool:
     """Run ``task``, then the callbacks among the next ``budget`` items of ``queue``, in order; True if any ran.
 
-    The hot path of every callback. The finish of one callback and the claim of the next share one LOCK hold:
-    each hold is a point where the GIL can pass to a thread that then stalls on LOCK.
+    The hot path of every callback, so what ``_claim_locked``, ``_next_task`` and ``lock.release`` do is
+    written out inline here. The finish of one callback and the claim of the next share one LOCK hold: each
+    hold is a point where the GIL can pass to a thread that then stalls on LOCK.
     """
     me = threading.get_ident()
     ran = False
-    if not LOCK.acquire(False):
-        _lock.acquire()
-    try:
+    with _lock.locked:
         stack = waitgraph.running_stack()
         claimed = _claim_locked(task, me, stack)
-    finally:
-        _lock.release()
+    get_nowait = queue.get_nowait if queue is not None else None
     while True:
         tracing_on = trace.recorder is not None
         start = trace.now_ns() if tracing_on else 0
@@ -119,17 +117,33 @@ def _serve(task: Task, queue: SimpleQueue | None, budget: int) -> bool:
                     task.stream.callback_finished_locked(task)
                 raise
         following = None
-        if budget:
-            following, budget = _next_task(queue, budget)
+        while budget:  # the next callback among what was queued when process_report woke
+            budget -= 1
+            try:
+                item = get_nowait()
+            except Empty:
+                budget = 0
+                break
+            if type(item) is Task:
+                following = item
+                break
+        following_claimed = False
         if not LOCK.acquire(False):
             _lock.acquire()
         try:
             if claimed:
                 stack.pop()
                 task.stream.callback_finished_locked(task)
-            following_claimed = following is not None and _claim_locked(following, me, stack)
+            if following is not None and following.state is TaskState.POSTED:
+                following.state = TaskState.RUNNING
+                following.thread = me
+                stack.append(following)
+                following_claimed = True
         finally:
-            _lock.release()
+            if _lock.SOON or _lock.DEFERRED:
+                _lock.release()
+            else:
+                LOCK.release()
         if claimed and tracing_on:
             tracing.callback(task, start)
         if following is None:

@@ -35,6 +35,10 @@ _deferred: list[tuple[Callable[..., Any], tuple]] = []
 
 _LOCK_TRIES = 64
 
+# The same two lists, for the callback hot paths, which release inline: ``if SOON or DEFERRED: release()``
+# ``else: LOCK.release()`` (a Python call costs as much as the rest of a short critical section).
+SOON, DEFERRED = _soon, _deferred
+
 
 def acquire() -> None:
     """Take ``LOCK`` without a lock convoy.

@@ -28,6 +28,7 @@ from openacl.errors import AclCode, AclError
 from openacl.log import get_logger
 from openacl.runtime.sched import lock as _lock
 from openacl.runtime.sched import tracing
+from openacl.runtime.sched.lock import LOCK
 from openacl.runtime.sched.task import Task, TaskKind, TaskState
 from openacl.runtime.sched.waiting import StreamDone, Waiter, wait
 
@@ -56,6 +57,29 @@ class StreamState:
 
 class Stream:
     """An ordered queue of tasks on one device."""
+
+    # Slots: attribute reads on the callback hot paths are measurably cheaper; __weakref__ for per-stream
+    # settings kept by runtime/attributes.py.
+    __slots__ = (
+        "__weakref__",
+        "_busy",
+        "_in_flight",
+        "_next_seq",
+        "_tasks",
+        "_waiters",
+        "context",
+        "destroyed",
+        "device_id",
+        "engine",
+        "failure",
+        "failure_mode",
+        "flags",
+        "handle",
+        "id",
+        "priority",
+        "state",
+        "subscription",
+    )
 
     def __init__(self, context, stream_id: int, engine: Engine, priority: int = 0, flags: int = 0) -> None:
         self.context = context
@@ -104,7 +128,8 @@ class Stream:
     def enqueue(self, task: Task) -> None:
         """Append a task; passes it at once if the stream is idle and the task needs no engine thread."""
         # The callback hot path: what check_open_locked and enqueue_locked do, inline (a call costs ~60 ns).
-        _lock.acquire()
+        if not LOCK.acquire(False):
+            _lock.acquire()
         try:
             if self.destroyed or self.engine.stopped:
                 self.check_open_locked()
@@ -120,7 +145,10 @@ class Stream:
             else:
                 self._tasks.append(task)
         finally:
-            _lock.release()
+            if _lock.SOON or _lock.DEFERRED:
+                _lock.release()
+            else:
+                LOCK.release()
 
     def enqueue_locked(self, task: Task) -> None:
         """``enqueue`` for a caller that holds LOCK and has called ``check_open_locked`` in the same hold."""
