@@ -27,15 +27,12 @@ _HOST_MAPPING = "mapping host memory into the device address space, which is one
 # Why openacl lacks a function: glob patterns over qualified names, the first match wins. One table for all.
 REASONS: dict[str, str] = {
     # acl (top level)
-    "acl.*tensor*": "tensor descriptors are part of the single-operator work (acl.op), not merged yet",
-    "acl.data_type_size": "part of the single-operator work (acl.op), not merged yet",
+    "acl.*tensor*": "not written yet: tensor-desc addresses, lookups by index and format translation",
     "acl.get_device_capability": "hardware feature flags of a real chip; no simulated answer would be true",
     "acl.get_cann_attribute*": "feature attributes of an installed CANN; openacl installs none",
     "acl.get_cann_version": "versions of installed CANN packages (runtime, compiler, driver); openacl installs none",
     "acl.get_version_str": "versions of installed CANN packages (runtime, compiler, driver); openacl installs none",
     # acl.rt
-    "acl.rt.*_from_exception_info": "the exception-info callback is the lead's part of issue 11, not merged yet",
-    "acl.rt.set_exception_info_callback": "the exception-info callback is the lead's part of issue 11, not merged yet",
     "acl.rt.*_sat_mode": "AI Core float saturation mode; CPU execution always follows IEEE inf/nan",
     "acl.rt.*overflow_status": "AI Core float-overflow flags; nothing sets them in CPU execution",
     "acl.rt.set_ts_device": "chooses between AI Core and AI Vector task schedulers, which a CPU has not",
@@ -85,10 +82,11 @@ REASONS: dict[str, str] = {
     "acl.rt.*kernel*": "launches AI Core kernels, which cannot run on a CPU",
     "acl.rt.allocator_*": "user allocators for operator workspaces; pyACL's C trampoline returns NULL anyway",
     # other modules
-    "acl.mdl.*": "model features beyond load, describe and execute (AIPP, dynamic shapes, bundles, configs) "
-    "are other issue-11 work, not merged yet",
-    "acl.op.*": "the single-operator API is other issue-11 work, not merged yet",
-    "acl.media.*": "DVPP, JPEG, PNG, VDEC and VENC (acl.media) are other issue-11 work, not merged yet",
+    "acl.mdl.*": "not written yet: AIPP, bundles, execution configs and dataset tensor descs",
+    "acl.op.*kernel*": "registers and launches AI Core kernels, which cannot run on a CPU",
+    "acl.op.register_compile_func": "registers AI Core kernel compilers, which cannot run on a CPU",
+    "acl.op.*": "not written yet",
+    "acl.media.*": "DVPP, JPEG, PNG, VDEC and VENC (acl.media) are the DVPP issue's work",
     "acl.prof.*": "profiling reads NPU hardware counters; openacl's timeline is its trace (OPENACL_TRACE)",
     "acl.blas.*": "matrix kernels that run as AI Core operators; not planned (acl.op covers operators)",
     "acl.fv.*": "the feature-vector search engine of a real chip; not planned",

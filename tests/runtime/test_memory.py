@@ -415,7 +415,7 @@ def hold(stream: Stream, gate: threading.Event, started: threading.Event | None 
     stream.enqueue(work_task("gate", work))
 
 
-def test_enqueue_copy_runs_in_stream_order_and_survives_free(dev, stream, host, gate):
+def test_enqueue_copy_runs_in_stream_order(dev, stream, host, gate):
     s = rt_device.resolve(stream)
     src = memory.malloc(16, 0, dev)
     dst = host(16)
@@ -424,12 +424,28 @@ def test_enqueue_copy_runs_in_stream_order_and_survives_free(dev, stream, host, 
     hold(s, gate)
     copies.enqueue_fill(s, src, 16, 0x22, 16)
     copies.enqueue_copy(s, dst, 16, src, 16, copies.ACL_MEMCPY_DEVICE_TO_HOST)
-    memory.free(src)  # only unregisters: the queued fill and copy still own the bytes
     assert ctypes.string_at(dst, 16) == b"\x00" * 16
     assert s.query() == ACL_STREAM_STATUS_NOT_READY
     gate.set()
     s.synchronize()
     assert ctypes.string_at(dst, 16) == b"\x22" * 16
+
+
+def test_queued_copy_and_fill_of_memory_freed_meanwhile_fail_without_touching_it(dev, stream, host, gate):
+    """free only unregisters: the bytes stay alive, so nothing can crash; the tasks fail with 507053."""
+    s = rt_device.resolve(stream)
+    src = memory.malloc(16, 0, dev)
+    dst = host(16)
+    copies.fill(src, 0x11, 16)
+    copies.fill(dst, 0, 16)
+    hold(s, gate)
+    copies.enqueue_fill(s, src, 16, 0x22, 16)
+    copies.enqueue_copy(s, dst, 16, src, 16, copies.ACL_MEMCPY_DEVICE_TO_HOST)
+    memory.free(src)
+    gate.set()
+    err = raises_code(AclCode.ACL_ERROR_RT_DEVICE_MEM_ERROR, s.synchronize)
+    assert "freed before the stream reached it" in err.detail
+    assert ctypes.string_at(dst, 16) == b"\x00" * 16
 
 
 def test_enqueue_copy_checks_before_queueing(dev, stream, host):

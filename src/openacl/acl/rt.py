@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from openacl.acl._args import CODE, VALUE, VALUES, ArgumentTypeError, api, require_callable
+from openacl.acl._args import BARE, CODE, VALUE, VALUES, ArgumentTypeError, api, require_callable
 from openacl.runtime import attributes as _attributes
 from openacl.runtime import copies as _copies
 from openacl.runtime import device as _device
@@ -36,6 +36,8 @@ __all__ = [
     "get_context",
     "get_device",
     "get_device_count",
+    "get_device_id_from_exception_info",
+    "get_error_code_from_exception_info",
     "get_event_id",
     "get_last_error",
     "get_logic_dev_id_by_phy_dev_id",
@@ -46,7 +48,10 @@ __all__ = [
     "get_primary_ctx_state",
     "get_run_mode",
     "get_stream_attribute",
+    "get_stream_id_from_exception_info",
     "get_stream_overflow_switch",
+    "get_task_id_from_exception_info",
+    "get_thread_id_from_exception_info",
     "get_user_dev_id_by_logic_dev_id",
     "launch_callback",
     "malloc",
@@ -74,6 +79,7 @@ __all__ = [
     "reset_event",
     "set_context",
     "set_device",
+    "set_exception_info_callback",
     "set_op_execute_time_out",
     "set_op_wait_timeout",
     "set_stream_attribute",
@@ -486,3 +492,38 @@ def get_last_error(level):
 @api("i", CODE)
 def peek_at_last_error(level):
     return _exceptions.peek_last_error(level)
+
+
+# ----- the exception-info callback -----
+
+
+@api("|O")
+def set_exception_info_callback(fn=None):
+    if fn is not None and not callable(fn):
+        raise ArgumentTypeError("acl.rt.set_exception_info_callback args parse failed")
+    _exceptions.set_callback(fn)
+
+
+@api("k", BARE, failure=_exceptions.NO_INFO)
+def get_error_code_from_exception_info(info):
+    return _exceptions.field(info, "error_code")
+
+
+@api("k", BARE, failure=_exceptions.NO_INFO)
+def get_task_id_from_exception_info(info):
+    return _exceptions.field(info, "task_id")
+
+
+@api("k", BARE, failure=_exceptions.NO_INFO)
+def get_stream_id_from_exception_info(info):
+    return _exceptions.field(info, "stream_id")
+
+
+@api("k", BARE, failure=_exceptions.NO_INFO)
+def get_thread_id_from_exception_info(info):
+    return _exceptions.field(info, "thread_id")
+
+
+@api("k", BARE, failure=_exceptions.NO_INFO)
+def get_device_id_from_exception_info(info):
+    return _exceptions.field(info, "device_id")

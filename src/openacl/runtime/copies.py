@@ -9,7 +9,7 @@ from __future__ import annotations
 import ctypes
 
 from openacl.errors import AclCode, AclError
-from openacl.runtime.memory import Kind, Region, region_for
+from openacl.runtime.memory import Kind, Region, region_for, space
 from openacl.runtime.sched.stream import Stream
 from openacl.runtime.sched.task import work_task
 
@@ -98,11 +98,24 @@ def memset(addr: int, max_count: int, value: int, count: int) -> None:
     fill(addr, value, count)
 
 
+def _check_still_allocated(what: str, *regions: Region) -> None:
+    """At run time: memory freed after the copy was checked is a failed task (CANN: a device memory error). The
+    bytes themselves are still alive (``memory``), so the check, not the copy, is what protects the program."""
+    for region in regions:
+        if region.kind is not Kind.USER and not space.holds(region):
+            raise AclError(
+                AclCode.ACL_ERROR_RT_DEVICE_MEM_ERROR,
+                f"{what}: {region.kind.value} memory at {region.addr:#x} was freed before the stream reached it",
+            )
+
+
 def enqueue_copy(stream: Stream, dst: int, dst_max: int, src: int, count: int, kind: int) -> None:
-    """Check now, copy when the stream gets there; the regions stay alive until then."""
+    """Check now, copy when the stream gets there; the regions stay alive until then, and a region freed in
+    between fails the task instead of being copied."""
     dst_region, src_region = check_copy(dst, dst_max, src, count, kind)
 
-    def work(keep=(dst_region.keep, src_region.keep)) -> None:
+    def work() -> None:
+        _check_still_allocated("memcpy_async", dst_region, src_region)
         copy(dst, src, count)
 
     stream.enqueue(work_task("memcpy_async", work))
@@ -111,7 +124,8 @@ def enqueue_copy(stream: Stream, dst: int, dst_max: int, src: int, count: int, k
 def enqueue_fill(stream: Stream, addr: int, max_count: int, value: int, count: int) -> None:
     region = check_set(addr, max_count, count)
 
-    def work(keep=region.keep) -> None:
+    def work() -> None:
+        _check_still_allocated("memset_async", region)
         fill(addr, value, count)
 
     stream.enqueue(work_task("memset_async", work))

@@ -13,14 +13,38 @@ CANN keeps two thread-local records of failures, and so does this module:
 Both are per thread (a new thread starts with none) and are forgotten by :func:`reset` (process reset), for
 every thread at once: each record carries the reset generation it was written in.
 
-The exception-info callback (``acl.rt.set_exception_info_callback``) will live here too; it is not written yet.
+The **exception-info callback** (``acl.rt.set_exception_info_callback``) is here too. Every stream task that
+fails (a model run onnxruntime rejects, a copy whose memory was freed before it ran, anything a task's work
+raises, a dump write that fails) makes one record: the failing code, the task id (its sequence number on its
+stream), the stream id (what ``stream_get_id`` answers), the id of the thread that submitted the task and the
+device id. Decisions where CANN is silent:
+
+- The callback runs on one runtime thread of its own, ``openacl-exception`` (CANN: a runtime-internal thread),
+  in the order the tasks failed, never under a runtime lock; the failing stream does not wait for it.
+- ``fn(info)`` gets the address of a 20-byte ``aclrtExceptionInfo`` (five uint32: task id, stream id, thread
+  id, device id, code), readable with ``acl.util.ptr_to_bytes`` and the ``get_*_from_exception_info`` getters
+  during the call only; afterwards (or for any other address) the getters answer 0xFFFFFFFF, as for 0.
+- One process-wide slot; setting it again replaces the function, ``None`` (or no argument) unsets it. Failures
+  while no function is set are not kept for one set later (set it before launching the work, as CANN says).
+- If ``fn`` raises, "InfoCallback wrong out" is logged at ERROR on the application log and the slot is
+  cleared, as pyACL does: ``fn`` is not called again.
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
+from queue import SimpleQueue
+
+import numpy as np
 
 from openacl.errors import AclCode, AclError
+from openacl.log import get_logger
+from openacl.runtime import memory
+from openacl.runtime.sched import stream as _stream
+from openacl.runtime.sched.task import Task
+
+app_log = get_logger("app")
 
 ACL_RT_THREAD_LEVEL = 0
 MAX_MESSAGES = 64
@@ -94,6 +118,93 @@ def take_recent_messages() -> str | None:
 
 
 def reset() -> None:
-    """Forget every thread's records (process reset)."""
-    global _generation
+    """Forget every thread's records, the exception-info callback and its thread (process reset)."""
+    global _generation, _callback
     _generation += 1
+    _callback = None
+    _deliverer.stop()
+
+
+# ----- the exception-info callback -----
+
+NO_INFO = 0xFFFFFFFF  # what the getters answer for 0, or an address that is no live record
+_FIELDS = ("task_id", "stream_id", "thread_id", "device_id", "error_code")  # aclrtExceptionInfo's order
+
+_callback: Callable[[int], object] | None = None
+_live: dict[int, np.ndarray] = {}  # address -> the record being delivered (only during the call)
+
+
+class _Deliverer:
+    """The thread that calls the exception-info callback; started when a callback is set (outside any lock)."""
+
+    def __init__(self) -> None:
+        self.queue: SimpleQueue = SimpleQueue()
+        self.thread: threading.Thread | None = None
+        self.guard = threading.Lock()
+
+    def start(self) -> None:
+        with self.guard:
+            if self.thread is None or not self.thread.is_alive():
+                self.thread = threading.Thread(target=self._run, name="openacl-exception", daemon=True)
+                self.thread.start()
+
+    def stop(self) -> None:
+        with self.guard:
+            thread, self.thread = self.thread, None
+        if thread is not None:
+            self.queue.put(None)
+            if thread is not threading.current_thread():
+                thread.join(5)
+
+    def _run(self) -> None:
+        while True:
+            item = self.queue.get()
+            if item is None:
+                return
+            fn, values = item
+            _deliver(fn, values)
+
+
+_deliverer = _Deliverer()
+
+
+def set_callback(fn: Callable[[int], object] | None) -> None:
+    """``aclrtSetExceptionInfoCallback``: the one process-wide slot (None unsets it)."""
+    global _callback
+    if fn is not None:
+        _deliverer.start()
+    _callback = fn
+
+
+def _on_task_failed_locked(task: Task, error: AclError) -> None:
+    """A stream task failed (LOCK held): hand its record to the delivery thread; no user code runs here."""
+    fn = _callback
+    if fn is None:
+        return
+    stream = task.stream
+    values = (task.seq, stream.id, task.thread, stream.device_id, int(error.code))
+    _deliverer.queue.put((fn, values))
+
+
+_stream.FAILURE_HOOKS.append(_on_task_failed_locked)
+
+
+def _deliver(fn: Callable[[int], object], values: tuple[int, ...]) -> None:
+    global _callback
+    info = np.array([v & 0xFFFFFFFF for v in values], np.uint32)
+    with memory.lent(info) as address:
+        _live[address] = info
+        try:
+            fn(address)
+        except Exception:
+            app_log.error("InfoCallback wrong out")
+            if _callback is fn:
+                _callback = None  # pyACL drops the callback that raised
+        finally:
+            del _live[address]
+
+
+def field(address: int, name: str) -> int:
+    """One field of the record at ``address`` while its callback runs; 0xFFFFFFFF otherwise."""
+    info = _live.get(address)
+    return NO_INFO if info is None else int(info[_FIELDS.index(name)])

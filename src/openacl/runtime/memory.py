@@ -125,6 +125,16 @@ class AddressSpace:
                 i += 1
         raise AclError(_INVALID, f"{addr:#x} is not the start of a live {kind.value} allocation")
 
+    def holds(self, region: Region) -> bool:
+        """Whether exactly this region (by identity) is still known: not freed, not reset away."""
+        with self._lock:
+            i = bisect.bisect_left(self._starts, region.addr)
+            while i < len(self._starts) and self._starts[i] == region.addr:
+                if self._regions[i] is region:
+                    return True
+                i += 1
+        return False
+
     def discard(self, region: Region) -> None:
         """Forget exactly this region (by identity), if it is still known."""
         with self._lock:

@@ -16,7 +16,6 @@ wait runs while ``LOCK`` is held. ``tests/runtime/sched/test_lock.py`` holds the
 
 from __future__ import annotations
 
-import functools
 import threading
 import time
 from collections import deque
@@ -66,10 +65,7 @@ def release() -> None:
         try:
             fn(*args)
         except Exception as exc:  # a bug in the runtime: LOCK must still be released, the chain go on
-            report = functools.partial(
-                log.error, "scheduler step %r failed", fn, exc_info=(type(exc), exc, exc.__traceback__)
-            )
-            _deferred.append((report, ()))
+            log_locked(log, 40, "scheduler step %r failed", fn, exc=exc)
     if not _deferred:
         LOCK.release()
         return
@@ -109,10 +105,17 @@ def defer(fn: Callable[..., Any], *args: Any) -> None:
     _deferred.append((fn, args))
 
 
-def log_locked(logger, level: int, msg: str, *args: object) -> None:
-    """Hold ``LOCK``: log after it is released (a logging handler is user code)."""
+def log_locked(logger, level: int, msg: str, *args: object, exc: BaseException | None = None) -> None:
+    """Hold ``LOCK``: log after it is released (a logging handler is user code).
+
+    The record is made now, so it names the code that logged it (not this module) and the thread and time it
+    happened at; only handing it to the handlers waits.
+    """
     if logger.isEnabledFor(level):
-        _deferred.append((logger.log, (level, msg, *args)))
+        filename, line, function, _ = logger.findCaller(stacklevel=2)
+        exc_info = (type(exc), exc, exc.__traceback__) if exc is not None else None
+        record = logger.makeRecord(logger.name, level, filename, line, msg, args, exc_info, function)
+        _deferred.append((logger.handle, (record,)))
 
 
 def start_thread_locked(thread: threading.Thread) -> None:

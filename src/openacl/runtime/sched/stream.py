@@ -18,7 +18,6 @@ Guarantees:
 
 from __future__ import annotations
 
-import functools
 from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -321,10 +320,7 @@ class Stream:
         else:
             what = task.name if task is not None else "the scheduler"
             error = AclError(AclCode.ACL_ERROR_RT_INTERNAL_ERROR, f"{what} raised {type(exc).__name__}: {exc}")
-            report = functools.partial(
-                log.error, "stream %d: %s failed", self.id, what, exc_info=(type(exc), exc, exc.__traceback__)
-            )
-            _lock.defer(report)
+            _lock.log_locked(log, 40, "stream %d: %s failed", self.id, what, exc=exc)
         if self.failure is None:
             self.failure = error
         if task is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -82,7 +83,7 @@ class Task:
         self.blocking = blocking
         self.event: Event | None = None
         self.gen = 0  # RECORD: the generation it completes; WAIT: the one it waits for
-        self.thread = 0  # CALLBACK: the thread running it, while it runs
+        self.thread = 0  # CALLBACK: the thread running it, while it runs; WORK: the thread that submitted it
         self.waiters: list[Waiter] | None = None
         self.queued_ns = trace.now_ns() if trace.recorder is not None else 0
         self.reached_ns = 0
@@ -102,5 +103,8 @@ class Task:
 
 
 def work_task(name: str, work: Callable[[], None]) -> Task:
-    """A task that runs ``work()`` on an engine thread when its stream reaches it."""
-    return Task(TaskKind.WORK, name, work=work)
+    """A task that runs ``work()`` on an engine thread when its stream reaches it; ``thread`` is the submitting
+    thread (what an exception-info record names)."""
+    task = Task(TaskKind.WORK, name, work)
+    task.thread = threading.get_ident()
+    return task
