@@ -7,7 +7,6 @@ from openacl.runtime import attributes as _attributes
 from openacl.runtime import copies as _copies
 from openacl.runtime import device as _device
 from openacl.runtime import exceptions as _exceptions
-from openacl.runtime import memops as _memops
 from openacl.runtime import memory as _memory
 from openacl.runtime import platform as _platform
 from openacl.runtime import report as _report
@@ -403,12 +402,12 @@ def get_mem_info(attr):
 
 @api("kk")
 def mem_flush(ptr, size):
-    _memops.check_cache_range(ptr, size)
+    _memory.check_cache_range(ptr, size)
 
 
 @api("kk")
 def mem_invalidate(ptr, size):
-    _memops.check_cache_range(ptr, size)
+    _memory.check_cache_range(ptr, size)
 
 
 @api("k", VALUE, failure={})
@@ -438,12 +437,12 @@ def memcpy_async(dst, dst_max, src, count, kind, stream):
 
 @api("kkkkkki")
 def memcpy2d(dst, dpitch, src, spitch, width, height, kind):
-    _memops.memcpy2d(dst, dpitch, src, spitch, width, height, kind)
+    _copies.memcpy2d(dst, dpitch, src, spitch, width, height, kind)
 
 
 @api("kkkkkkik")
 def memcpy2d_async(dst, dpitch, src, spitch, width, height, kind, stream):
-    _memops.enqueue_copy2d(_device.resolve(stream), dst, dpitch, src, spitch, width, height, kind)
+    _copies.enqueue_copy2d(_device.resolve(stream), dst, dpitch, src, spitch, width, height, kind)
 
 
 @api("kKiK")

@@ -1,4 +1,10 @@
-"""memcpy and memset, synchronous and stream-ordered: each checks every pointer and size, then copies.
+"""memcpy, memcpy2d and memset, synchronous and stream-ordered: each checks every pointer and size, then copies.
+
+``memcpy2d`` copies ``height`` rows of ``width`` bytes; rows start every ``spitch`` bytes in the source and
+every ``dpitch`` bytes in the destination. As in CANN, ``width`` may not exceed either pitch, and ``kind`` is
+honoured: 1 (host to device), 2 (device to host), 3 (device to device) or 4 (decided from the addresses); other
+kinds are ACL_ERROR_INVALID_PARAM. The whole span of each side must lie inside one known allocation. A zero
+``width`` or ``height`` copies nothing.
 
 A stream-ordered copy is checked when it is enqueued, and the regions it touches are kept alive until the
 stream gets there (a free in between only unregisters the address, see ``memory``).
@@ -129,3 +135,60 @@ def enqueue_fill(stream: Stream, addr: int, max_count: int, value: int, count: i
         fill(addr, value, count)
 
     stream.enqueue(work_task("memset_async", work))
+
+
+# ----- two-dimensional copies -----
+
+
+MEMCPY2D_KINDS = {
+    ACL_MEMCPY_HOST_TO_DEVICE: (False, True),
+    ACL_MEMCPY_DEVICE_TO_HOST: (True, False),
+    ACL_MEMCPY_DEVICE_TO_DEVICE: (True, True),
+    ACL_MEMCPY_DEFAULT: (None, None),
+}
+
+
+def _span(pitch: int, width: int, height: int) -> int:
+    return 0 if width == 0 or height == 0 else (height - 1) * pitch + width
+
+
+def check_copy2d(
+    dst: int, dpitch: int, src: int, spitch: int, width: int, height: int, kind: int
+) -> tuple[Region, Region]:
+    sides = MEMCPY2D_KINDS.get(kind)
+    if sides is None:
+        raise AclError(_INVALID, f"memcpy2d kind {kind} is not one of 1..4")
+    if width > dpitch or width > spitch:
+        raise AclError(_INVALID, f"width {width} is larger than a pitch (dpitch {dpitch}, spitch {spitch})")
+    dst_region = region_for(dst, _span(dpitch, width, height), "destination", write=True)
+    src_region = region_for(src, _span(spitch, width, height), "source")
+    for name, region, want_device in (("source", src_region, sides[0]), ("destination", dst_region, sides[1])):
+        if want_device is not None and (region.kind is Kind.DEVICE) != want_device:
+            where = "device" if want_device else "host"
+            raise AclError(_INVALID, f"memcpy2d kind {kind}: {name} must be {where} memory, not {region.kind.value}")
+    return dst_region, src_region
+
+
+def copy2d(dst: int, dpitch: int, src: int, spitch: int, width: int, height: int) -> None:
+    if width == 0:
+        return
+    for row in range(height):
+        copy(dst + row * dpitch, src + row * spitch, width)
+
+
+def memcpy2d(dst: int, dpitch: int, src: int, spitch: int, width: int, height: int, kind: int) -> None:
+    check_copy2d(dst, dpitch, src, spitch, width, height, kind)
+    copy2d(dst, dpitch, src, spitch, width, height)
+
+
+def enqueue_copy2d(
+    stream: Stream, dst: int, dpitch: int, src: int, spitch: int, width: int, height: int, kind: int
+) -> None:
+    """Check now, copy when the stream gets there (a region freed in between fails the task, as for memcpy)."""
+    dst_region, src_region = check_copy2d(dst, dpitch, src, spitch, width, height, kind)
+
+    def work() -> None:
+        _check_still_allocated("memcpy2d_async", dst_region, src_region)
+        copy2d(dst, dpitch, src, spitch, width, height)
+
+    stream.enqueue(work_task("memcpy2d_async", work))

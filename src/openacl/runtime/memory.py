@@ -333,6 +333,14 @@ def lent(array: np.ndarray) -> Iterator[int]:
         space.discard(region)
 
 
+def check_cache_range(addr: int, size: int) -> None:
+    """``mem_flush`` / ``mem_invalidate`` (CANN's RC-mode cache maintenance): host and device memory are the same
+    coherent memory here, so there is no cache line to write back or drop; the range must be known memory."""
+    if size == 0:
+        raise AclError(_INVALID, "size 0")
+    region_for(addr, size, "address")
+
+
 def read_bytes(addr: int, size: int) -> bytes:
     region_for(addr, size, "pointer")  # checked: the whole range is known, live memory
     return ctypes.string_at(addr, size)
