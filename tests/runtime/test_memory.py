@@ -415,7 +415,8 @@ def hold(stream: Stream, gate: threading.Event, started: threading.Event | None 
     stream.enqueue(work_task("gate", work))
 
 
-def test_enqueue_copy_runs_in_stream_order(dev, stream, host, gate):
+def _held_fill_then_copy(dev: int, stream: int, host, gate: threading.Event) -> tuple[Stream, int, int]:
+    """A held stream with a fill of device memory (0x11 -> 0x22) and its copy to host memory (0) queued."""
     s = rt_device.resolve(stream)
     src = memory.malloc(16, 0, dev)
     dst = host(16)
@@ -424,6 +425,11 @@ def test_enqueue_copy_runs_in_stream_order(dev, stream, host, gate):
     hold(s, gate)
     copies.enqueue_fill(s, src, 16, 0x22, 16)
     copies.enqueue_copy(s, dst, 16, src, 16, copies.ACL_MEMCPY_DEVICE_TO_HOST)
+    return s, src, dst
+
+
+def test_enqueue_copy_runs_in_stream_order(dev, stream, host, gate):
+    s, _src, dst = _held_fill_then_copy(dev, stream, host, gate)
     assert ctypes.string_at(dst, 16) == b"\x00" * 16
     assert s.query() == ACL_STREAM_STATUS_NOT_READY
     gate.set()
@@ -433,14 +439,7 @@ def test_enqueue_copy_runs_in_stream_order(dev, stream, host, gate):
 
 def test_queued_copy_and_fill_of_memory_freed_meanwhile_fail_without_touching_it(dev, stream, host, gate):
     """free only unregisters: the bytes stay alive, so nothing can crash; the tasks fail with 507053."""
-    s = rt_device.resolve(stream)
-    src = memory.malloc(16, 0, dev)
-    dst = host(16)
-    copies.fill(src, 0x11, 16)
-    copies.fill(dst, 0, 16)
-    hold(s, gate)
-    copies.enqueue_fill(s, src, 16, 0x22, 16)
-    copies.enqueue_copy(s, dst, 16, src, 16, copies.ACL_MEMCPY_DEVICE_TO_HOST)
+    s, src, dst = _held_fill_then_copy(dev, stream, host, gate)
     memory.free(src)
     gate.set()
     err = raises_code(AclCode.ACL_ERROR_RT_DEVICE_MEM_ERROR, s.synchronize)
