@@ -93,21 +93,29 @@ def test_set_exception_info_callback_parses_as_pyacl():
         acl.rt.set_exception_info_callback(42)
 
 
-def test_a_callback_that_raises_is_not_called_again(ctx, stream, acl_log):
+def test_regression_a_callback_that_raised_gets_none_of_the_records_queued_for_it(ctx, stream, acl_log):
+    """Three failures are queued while the callback's first call is still running; it then raises. The two
+    records queued behind it used to be delivered anyway; pyACL stops calling a callback that raised."""
     calls: list[int] = []
+    queued = threading.Event()
 
     def bad(info: int) -> None:
         calls.append(info)
+        queued.wait(5)  # the other two failures are queued meanwhile
         raise ValueError("in the callback")
 
     assert acl.rt.set_exception_info_callback(bad) == SUCCESS
     for _ in range(3):
         _fail(stream, RuntimeError("boom"))
         acl.rt.synchronize_stream(stream)
-    for _ in range(100):
+    queued.set()
+    for _ in range(250):
         if any("InfoCallback wrong out" in r.getMessage() for r in acl_log.records):
             break
         threading.Event().wait(0.02)
+    _fail(stream, RuntimeError("later"))
+    acl.rt.synchronize_stream(stream)
+    threading.Event().wait(0.1)
     assert len(calls) == 1
     assert any("InfoCallback wrong out" in r.getMessage() and r.name == "openacl.app" for r in acl_log.records)
 

@@ -190,7 +190,11 @@ _stream.FAILURE_HOOKS.append(_on_task_failed_locked)
 
 
 def _deliver(fn: Callable[[int], object], values: tuple[int, ...]) -> None:
+    """Call ``fn`` with one record, unless the slot no longer holds it (unset, replaced, or dropped because an
+    earlier call raised: records already queued for it are not delivered either)."""
     global _callback
+    if _callback is not fn:
+        return
     info = np.array([v & 0xFFFFFFFF for v in values], np.uint32)
     with memory.lent(info) as address:
         _live[address] = info
