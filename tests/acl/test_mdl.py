@@ -257,3 +257,19 @@ def test_execute_from_many_threads(io, ctx):
         t.join()
     for seed, logits in results.items():
         np.testing.assert_array_equal(logits, reference(x=demo_input(seed))[1])
+
+
+def test_an_om_path_is_read_from_the_onnx_model_beside_it(tmp_path, acl_log):
+    """Ascend programs load the .om ATC made; the ONNX it was made from, next to it, stands in for it."""
+    import shutil
+
+    from openacl.model.model import DEMO_MODEL
+
+    shutil.copy(DEMO_MODEL, tmp_path / "resnet50.onnx")
+    (tmp_path / "resnet50.om").write_bytes(b"an NPU binary openacl cannot run")
+    model_id, ret = acl.mdl.load_from_file(str(tmp_path / "resnet50.om"))
+    assert ret == 0 and model_id > 0
+    assert any("reading the ONNX model beside it" in r.getMessage() for r in acl_log.records)
+    assert acl.mdl.unload(model_id) == 0
+    (tmp_path / "resnet50.onnx").unlink()
+    assert acl.mdl.load_from_file(str(tmp_path / "resnet50.om")) == (0, 100013)  # a real .om alone: refused

@@ -199,8 +199,26 @@ _lock = threading.Lock()
 models: dict[int, Model] = {}
 
 
+def onnx_stand_in(path: str) -> str:
+    """The file openacl reads for a model path: ``model/resnet50.om`` is read from ``model/resnet50.onnx`` when
+    that file exists.
+
+    Ascend's programs name the ``.om`` model ATC compiled for the NPU, which only an NPU can run; the ONNX model
+    it was compiled from sits beside it, and with it the program runs unmodified. Without one, the ``.om`` is
+    read and refused as before (``ACL_ERROR_PARSE_MODEL``).
+    """
+    if path.lower().endswith(".om"):
+        onnx_path = path[:-3] + ".onnx"
+        if os.path.isfile(onnx_path):
+            log.info("%s: reading the ONNX model beside it, %s", path, onnx_path)
+            return onnx_path
+    return path
+
+
 def read_model_file(path: str) -> bytes:
-    """A model file's bytes, with CANN's codes for files that cannot be used."""
+    """A model file's bytes (an ``.om`` path read from its ONNX stand-in), with CANN's codes for files that cannot
+    be used."""
+    path = onnx_stand_in(path)
     try:
         if not os.path.isfile(path):
             raise OSError("no such file" if not os.path.exists(path) else "not a regular file")
