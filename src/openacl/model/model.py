@@ -30,8 +30,8 @@ from openacl.dump import manager
 from openacl.errors import AclCode, AclError
 from openacl.log import get_logger
 from openacl.model import dynamic
-from openacl.model._ort import session_options
 from openacl.model.observed import ObservedModel
+from openacl.onnxrt import session_options
 from openacl.runtime import memory
 
 log = get_logger("model")

@@ -16,7 +16,7 @@ import numpy as np
 
 from openacl.dump.config import OpInfo
 from openacl.errors import AclCode, AclError
-from openacl.model._ort import session_options
+from openacl.onnxrt import session_options
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,6 @@ one compiled operator may run on several streams at once.
 from __future__ import annotations
 
 import math
-import os
 import threading
 import time
 from collections import OrderedDict
@@ -27,6 +26,7 @@ import numpy as np
 
 from openacl.dtypes import numpy_from_acl, numpy_from_onnx
 from openacl.errors import AclCode, AclError
+from openacl.onnxrt import session_options
 from openacl.op import table
 from openacl.op.attr import OpAttr
 from openacl.op.lowering import Builder, Operand, OpRecord, Output, input_mismatch, output_mismatch
@@ -185,24 +185,6 @@ def _rename_outputs(b: Builder, names: list[str], inputs: set[str]) -> None:
             node.input[:] = [target if value == name else value for value in node.input]
 
 
-def _ort_threads() -> int:
-    try:
-        return max(int(os.environ.get("OPENACL_ORT_THREADS", "0")), 0)
-    except ValueError:
-        return 0
-
-
-def _session_options():
-    import onnxruntime as ort
-
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = _ort_threads()  # 0: onnxruntime's default, as for models
-    options.inter_op_num_threads = 1
-    options.log_severity_level = 3
-    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    return options
-
-
 def _shape(value_info) -> tuple[int, ...]:
     tensor_type = value_info.type.tensor_type
     if not tensor_type.HasField("shape"):
@@ -282,7 +264,7 @@ def build(op_type: str, in_descs: list[TensorDesc], out_descs: list[TensorDesc],
     results = _results(op_type, inferred, out_descs)
     try:
         session = ort.InferenceSession(
-            inferred.SerializeToString(), _session_options(), providers=["CPUExecutionProvider"]
+            inferred.SerializeToString(), session_options(), providers=["CPUExecutionProvider"]
         )
     except Exception as exc:
         raise input_mismatch(op_type, f"onnxruntime cannot run it for these inputs: {str(exc).strip()[:300]}") from None

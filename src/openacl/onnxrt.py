@@ -1,4 +1,5 @@
-"""How openacl makes its onnxruntime sessions (shared by models and their observed twins)."""
+"""How openacl makes its onnxruntime sessions: one set of options for models, their observed twins and single
+operators (``OPENACL_ORT_THREADS`` threads, no spinning after a run)."""
 
 from __future__ import annotations
 
