@@ -15,13 +15,10 @@ from __future__ import annotations
 import os
 import threading
 from queue import SimpleQueue
-from typing import TYPE_CHECKING
 
 from openacl.log import get_logger
 from openacl.runtime.sched import lock as _lock
-
-if TYPE_CHECKING:
-    from openacl.runtime.sched.stream import Stream
+from openacl.runtime.sched.stream import Stream
 
 log = get_logger("rt")
 

@@ -12,7 +12,7 @@ needs to know about it.
 from __future__ import annotations
 
 import itertools
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from openacl import trace
 from openacl.errors import AclCode, AclError
@@ -21,8 +21,14 @@ from openacl.runtime.sched import tracing
 from openacl.runtime.sched.task import Task, TaskKind, TaskState
 from openacl.runtime.sched.waiting import EventReached, Waiter, wait
 
-if TYPE_CHECKING:
-    from openacl.runtime.sched.stream import Stream
+
+class Stream(Protocol):
+    """What an event needs of the stream it is recorded on (``sched.stream.Stream``, which imports this module)."""
+
+    def check_open_locked(self) -> None: ...
+
+    def enqueue_locked(self, task: Task) -> None: ...
+
 
 ACL_EVENT_STATUS_COMPLETE, ACL_EVENT_STATUS_NOT_READY = 0, 1
 ACL_EVENT_RECORDED_STATUS_NOT_READY, ACL_EVENT_RECORDED_STATUS_COMPLETE = 0, 1

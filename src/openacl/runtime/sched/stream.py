@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from openacl import trace
 from openacl.errors import AclCode, AclError
@@ -31,8 +31,14 @@ from openacl.runtime.sched.lock import LOCK
 from openacl.runtime.sched.task import Task, TaskKind, TaskState
 from openacl.runtime.sched.waiting import StreamDone, Waiter, wait
 
-if TYPE_CHECKING:
-    from openacl.runtime.sched.engine import Engine
+
+class Engine(Protocol):
+    """What a stream needs of its device's engine (``sched.engine.Engine``, which imports this module)."""
+
+    stopped: bool
+
+    def submit_locked(self, stream: Stream) -> None: ...
+
 
 log = get_logger("rt")
 

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from openacl import trace
 
-if TYPE_CHECKING:
-    from openacl.runtime.sched.event import Event
-    from openacl.runtime.sched.stream import Stream
-    from openacl.runtime.sched.waiting import Waiter
+
+class Waker(Protocol):
+    """What a task wakes when it finishes (``waiting.Waiter``; named here so that task imports nothing above it)."""
+
+    def release(self) -> None: ...
 
 
 class TaskKind:
@@ -75,16 +76,16 @@ class Task:
         self.kind = kind
         self.name = name
         self.state = TaskState.PENDING
-        self.stream: Stream | None = None
+        self.stream: Any = None  # the sched.stream.Stream it was enqueued on
         self.seq = 0  # the stream's sequence number, given by the enqueue
         self.work = work
         self.fn = fn
         self.user_data = user_data
         self.blocking = blocking
-        self.event: Event | None = None
+        self.event: Any = None  # RECORD / RESET / WAIT: the sched.event.Event
         self.gen = 0  # RECORD: the generation it completes; WAIT: the one it waits for
         self.thread = 0  # CALLBACK: the thread running it, while it runs; WORK: the thread that submitted it
-        self.waiters: list[Waiter] | None = None
+        self.waiters: list[Waker] | None = None
         self.queued_ns = trace.now_ns() if trace.recorder is not None else 0
         self.reached_ns = 0
 

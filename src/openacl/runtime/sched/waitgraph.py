@@ -20,13 +20,19 @@ user's own lock or ``threading.Event``) are not followed.
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from openacl.errors import AclCode, AclError
 from openacl.runtime.sched.task import Task
 
-if TYPE_CHECKING:
-    from openacl.runtime.sched.waiting import Target
+
+class Target(Protocol):
+    """What a wait waits for (the kinds are in ``waiting``): the walk follows it, the refusal names it."""
+
+    def follow(self, walk: Walk, depth: int) -> Task | None: ...
+
+    def describe(self) -> str: ...
+
 
 _MAX_DEPTH = 256  # deeper chains are not followed (the wait goes ahead)
 

@@ -79,14 +79,12 @@ class Waiter:
         return self._lock.acquire(timeout=timeout)
 
 
-class Target(Protocol):
+class Target(waitgraph.Target, Protocol):
+    """A wait target as waiting uses it: whether it holds, and who to tell once it does."""
+
     def done_locked(self) -> bool: ...
 
     def attach_locked(self, waiter: Waiter) -> None: ...
-
-    def follow(self, walk: waitgraph.Walk, depth: int) -> Task | None: ...
-
-    def describe(self) -> str: ...
 
 
 class StreamDone:
