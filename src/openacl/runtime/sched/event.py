@@ -19,7 +19,7 @@ from openacl.errors import AclCode, AclError
 from openacl.runtime.sched import lock as _lock
 from openacl.runtime.sched import tracing
 from openacl.runtime.sched.task import Task, TaskKind, TaskState
-from openacl.runtime.sched.waiting import EventReached, Waiter, wait
+from openacl.runtime.sched.waiting import EventReached, Waiter, release_reached_locked, wait
 
 
 class Stream(Protocol):
@@ -111,13 +111,7 @@ class Event:
                     still.append(wait_task)
             self._held = still
         if self._waiters:
-            still_waiting = []
-            for target, waiter in self._waiters:
-                if target <= completed:
-                    waiter.release()
-                elif not waiter.done:
-                    still_waiting.append((target, waiter))
-            self._waiters = still_waiting
+            self._waiters = release_reached_locked(self._waiters, completed)
 
     def pass_reset_locked(self, task: Task) -> None:
         if trace.recorder is not None:

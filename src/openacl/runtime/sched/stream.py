@@ -29,7 +29,7 @@ from openacl.runtime.sched import lock as _lock
 from openacl.runtime.sched import tracing
 from openacl.runtime.sched.lock import LOCK
 from openacl.runtime.sched.task import Task, TaskKind, TaskState
-from openacl.runtime.sched.waiting import StreamDone, Waiter, wait
+from openacl.runtime.sched.waiting import StreamDone, Waiter, release_reached_locked, wait
 
 
 class Engine(Protocol):
@@ -441,14 +441,7 @@ class Stream:
     def _notify_locked(self) -> None:
         if not self._waiters:
             return
-        done = self.done_through_locked()
-        still = []
-        for target, waiter in self._waiters:
-            if target <= done:
-                waiter.release()
-            elif not waiter.done:
-                still.append((target, waiter))
-        self._waiters = still
+        self._waiters = release_reached_locked(self._waiters, self.done_through_locked())
 
     # ----- waiting and queries (any thread) -----
 

@@ -206,6 +206,18 @@ def wait(prepare: Callable[[], list[Target]], timeout: float | None) -> bool:
                         del waitgraph.WAITS_BY_THREAD[me]
 
 
+def release_reached_locked(waiters: list[tuple[int, Waiter]], reached: int) -> list[tuple[int, Waiter]]:
+    """Release the waiters whose target (a sequence number, a generation) is at most ``reached``; return the
+    ones still waiting (those that timed out meanwhile are forgotten). Hold ``LOCK``."""
+    still = []
+    for target, waiter in waiters:
+        if target <= reached:
+            waiter.release()
+        elif not waiter.done:
+            still.append((target, waiter))
+    return still
+
+
 def _pending_locked(targets: list[Target]) -> list[Target]:
     """The targets that do not hold yet (a plain loop: a comprehension is a function call on 3.11)."""
     pending = []
