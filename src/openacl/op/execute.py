@@ -57,7 +57,7 @@ def _inline_limit() -> int:
 INLINE_LIMIT = _inline_limit()
 
 
-# ----- the runtime, reached through these two functions only (the scheduler is being rewritten) -----
+# ----- the runtime, reached through these two functions only -----
 
 
 def resolve_stream(handle: int) -> Stream:
