@@ -6,9 +6,12 @@ value (0 for an unknown handle), everything else the code. All checks and state 
 
 from __future__ import annotations
 
-from openacl.acl._args import BARE, VALUE, api
+from openacl.acl._args import BARE, VALUE, VALUES, ArgumentValueError, api, handle_list
 from openacl.media import descs as _descs
+from openacl.media import jpeg as _jpeg
 from openacl.media import memory as _memory
+from openacl.media import png as _png
+from openacl.media import vpc as _vpc
 
 __all__ = [
     "dvpp_create_batch_pic_desc",
@@ -46,7 +49,16 @@ __all__ = [
     "dvpp_get_stream_desc_ret_code",
     "dvpp_get_stream_desc_size",
     "dvpp_get_stream_desc_timestamp",
+    "dvpp_jpeg_decode_async",
+    "dvpp_jpeg_encode_async",
+    "dvpp_jpeg_get_image_info",
+    "dvpp_jpeg_get_image_info_v2",
+    "dvpp_jpeg_predict_dec_size",
+    "dvpp_jpeg_predict_enc_size",
     "dvpp_malloc",
+    "dvpp_png_decode_async",
+    "dvpp_png_get_image_info",
+    "dvpp_png_predict_dec_size",
     "dvpp_set_channel_desc_mode",
     "dvpp_set_jpege_config_level",
     "dvpp_set_pic_desc_data",
@@ -69,11 +81,22 @@ __all__ = [
     "dvpp_set_stream_desc_ret_code",
     "dvpp_set_stream_desc_size",
     "dvpp_set_stream_desc_timestamp",
+    "dvpp_vpc_batch_crop_and_paste_async",
+    "dvpp_vpc_batch_crop_async",
+    "dvpp_vpc_batch_crop_resize_async",
+    "dvpp_vpc_batch_crop_resize_paste_async",
+    "dvpp_vpc_convert_color_async",
+    "dvpp_vpc_crop_and_paste_async",
+    "dvpp_vpc_crop_async",
+    "dvpp_vpc_crop_resize_async",
+    "dvpp_vpc_crop_resize_paste_async",
+    "dvpp_vpc_resize_async",
 ]
 
 _pics = _descs.pic_descs
 _streams = _descs.stream_descs
 _rois = _descs.roi_configs
+_BATCH_MAX = _descs.BATCH_MAX
 
 # ----- memory -----
 
@@ -378,3 +401,156 @@ def dvpp_set_jpege_config_level(jpege_config, level):
 @api("k", BARE)
 def dvpp_get_jpege_config_level(jpege_config):
     return _descs.jpege_configs.get(jpege_config).level
+
+
+# ----- JPEG -----
+
+
+@api("kI", VALUES, failure=(0, 0, 0))
+def dvpp_jpeg_get_image_info(data, size):
+    info = _jpeg.image_info(data, size)
+    return info.width, info.height, info.components
+
+
+@api("kI", VALUES, failure=(0, 0, 0, 0))
+def dvpp_jpeg_get_image_info_v2(data, size):
+    info = _jpeg.image_info(data, size)
+    return info.width, info.height, info.components, info.format
+
+
+@api("kIi", VALUE)
+def dvpp_jpeg_predict_dec_size(data, data_size, output_pixel_format):
+    return _jpeg.predict_dec_size(data, data_size, output_pixel_format)
+
+
+@api("kkIkk")
+def dvpp_jpeg_decode_async(channel_desc, data, size, output_desc, stream):
+    _jpeg.decode_async(channel_desc, data, size, output_desc, stream)
+
+
+@api("kk", VALUE)
+def dvpp_jpeg_predict_enc_size(input_desc, config):
+    return _jpeg.predict_enc_size(input_desc, config)
+
+
+@api("kkkkkk")
+def dvpp_jpeg_encode_async(channel_desc, input_desc, data, size, config, stream):
+    _jpeg.encode_async(channel_desc, input_desc, data, size, config, stream)
+
+
+# ----- PNG -----
+
+
+@api("kI", VALUES, failure=(0, 0, 0))
+def dvpp_png_get_image_info(data, data_size):
+    info = _png.image_info(data, data_size)
+    return info.width, info.height, info.components
+
+
+@api("kIi", VALUE)
+def dvpp_png_predict_dec_size(data, data_size, output_pixel_format):
+    return _png.predict_dec_size(data, data_size, output_pixel_format)
+
+
+@api("kkIkk")
+def dvpp_png_decode_async(channel_desc, data, size, output_desc, stream):
+    _png.decode_async(channel_desc, data, size, output_desc, stream)
+
+
+# ----- VPC -----
+
+
+@api("kkkkk")
+def dvpp_vpc_resize_async(channel_desc, input_desc, output_desc, resize_config, stream):
+    _vpc.crop_resize_paste(channel_desc, input_desc, output_desc, 0, 0, resize_config, stream, "resize")
+
+
+@api("kkkkk")
+def dvpp_vpc_crop_async(channel_desc, input_desc, output_desc, crop_area, stream):
+    _vpc.crop_resize_paste(channel_desc, input_desc, output_desc, crop_area, 0, 0, stream, "crop")
+
+
+@api("kkkkkk")
+def dvpp_vpc_crop_resize_async(channel_desc, input_desc, output_desc, crop_area, resize_config, stream):
+    _vpc.crop_resize_paste(channel_desc, input_desc, output_desc, crop_area, 0, resize_config, stream, "crop_resize")
+
+
+@api("kkkkkk")
+def dvpp_vpc_crop_and_paste_async(channel_desc, input_desc, output_desc, crop_area, paste_area, stream):
+    _vpc.crop_resize_paste(channel_desc, input_desc, output_desc, crop_area, paste_area, 0, stream, "crop_and_paste")
+
+
+@api("kkkkkkk")
+def dvpp_vpc_crop_resize_paste_async(
+    channel_desc, input_desc, output_desc, crop_area, paste_area, resize_config, stream
+):
+    _vpc.crop_resize_paste(
+        channel_desc, input_desc, output_desc, crop_area, paste_area, resize_config, stream, "crop_resize_paste"
+    )
+
+
+def _batch_lists(qualname: str, roi_nums, crop_areas, paste_areas=None):
+    """pyACL's own list checks (``ValueError``), before anything reaches DVPP."""
+    nums = handle_list(roi_nums, qualname, "roi_nums")
+    crops = handle_list(crop_areas, qualname, "crop_area")
+    if not 1 <= len(crops) <= _BATCH_MAX:
+        raise ArgumentValueError(f"number of crop areas must be between 1 and {_BATCH_MAX}")
+    if any(n > _BATCH_MAX for n in nums):
+        raise ArgumentValueError(f"number of roi must be between 1 and {_BATCH_MAX}")
+    if paste_areas is None:
+        return nums, crops, None
+    pastes = handle_list(paste_areas, qualname, "paste_area")
+    if len(pastes) != len(crops):
+        raise ArgumentValueError("number of paste areas must equal the number of crop areas")
+    return nums, crops, pastes
+
+
+@api("kkOkOk", VALUE)
+def dvpp_vpc_batch_crop_async(channel_desc, src_batch_desc, roi_nums, dst_batch_desc, crop_area, stream):
+    nums, crops, _ = _batch_lists("acl.media.dvpp_vpc_batch_crop_async", roi_nums, crop_area)
+    return _vpc.batch(channel_desc, src_batch_desc, nums, dst_batch_desc, crops, None, 0, stream, "batch_crop")
+
+
+@api("kkOkOOk", VALUE)
+def dvpp_vpc_batch_crop_and_paste_async(
+    channel_desc, src_batch_desc, roi_nums, dst_batch_desc, crop_area, paste_area, stream
+):
+    qualname = "acl.media.dvpp_vpc_batch_crop_and_paste_async"
+    nums, crops, pastes = _batch_lists(qualname, roi_nums, crop_area, paste_area)
+    return _vpc.batch(
+        channel_desc, src_batch_desc, nums, dst_batch_desc, crops, pastes, 0, stream, "batch_crop_and_paste"
+    )
+
+
+@api("kkOkOkk")
+def dvpp_vpc_batch_crop_resize_async(
+    channel_desc, src_batch_desc, roi_nums, dst_batch_desc, crop_area, resize_config, stream
+):
+    nums, crops, _ = _batch_lists("acl.media.dvpp_vpc_batch_crop_resize_async", roi_nums, crop_area)
+    _vpc.batch(
+        channel_desc, src_batch_desc, nums, dst_batch_desc, crops, None, resize_config, stream, "batch_crop_resize"
+    )
+
+
+@api("kkOkOOkk")
+def dvpp_vpc_batch_crop_resize_paste_async(
+    channel_desc, src_batch_desc, roi_nums, dst_batch_desc, crop_area, paste_area, resize_config, stream
+):
+    qualname = "acl.media.dvpp_vpc_batch_crop_resize_paste_async"
+    nums, crops, pastes = _batch_lists(qualname, roi_nums, crop_area, paste_area)
+    _vpc.batch(
+        channel_desc,
+        src_batch_desc,
+        nums,
+        dst_batch_desc,
+        crops,
+        pastes,
+        resize_config,
+        stream,
+        "batch_crop_resize_paste",
+    )
+
+
+@api("kkkk")
+def dvpp_vpc_convert_color_async(channel_desc, input_desc, output_desc, stream):
+    _vpc.convert_color(channel_desc, input_desc, output_desc, stream)
