@@ -11,7 +11,7 @@ from PIL import Image, ImageDraw, ImageFilter
 def photo(width: int = 640, height: int = 480, seed: int = 0) -> np.ndarray:
     """An (h, w, 3) RGB picture with what photos have: gradients, blurred shapes, fine texture, sharp edges."""
     rng = np.random.default_rng(seed)
-    yy, xx = np.mgrid[0:height, 0:width].astype(np.float32)
+    yy = np.mgrid[0:height, 0:width][0].astype(np.float32)
     sky = np.stack([90 + 80 * yy / height, 140 + 60 * yy / height, 230 - 40 * yy / height], axis=-1)
     image = Image.fromarray(sky.astype(np.uint8))
     draw = ImageDraw.Draw(image)
@@ -26,7 +26,9 @@ def photo(width: int = 640, height: int = 480, seed: int = 0) -> np.ndarray:
     image = image.filter(ImageFilter.GaussianBlur(1.2))
     pixels = np.asarray(image).astype(np.int16)
     pixels += rng.normal(0, 6, pixels.shape).astype(np.int16)  # sensor noise / texture
-    pixels[height // 2 :, : width // 3] = (40, 120, 40) + rng.integers(-30, 30, (height - height // 2, width // 3, 3))
+    pixels[height // 2 :, : width // 3] = np.array((40, 120, 40)) + rng.integers(
+        -30, 30, (height - height // 2, width // 3, 3)
+    )
     return np.clip(pixels, 0, 255).astype(np.uint8)
 
 

@@ -68,7 +68,7 @@ def test_decode_rounds_odd_sizes_down_and_writes_the_geometry_back(channel, stre
     assert (M.dvpp_get_pic_desc_width(desc), M.dvpp_get_pic_desc_height(desc)) == (640, 478)
     assert (M.dvpp_get_pic_desc_width_stride(desc), M.dvpp_get_pic_desc_height_stride(desc)) == (768, 480)
     assert M.dvpp_get_pic_desc_ret_code(desc) == 0
-    y, u, v = read_nv12(desc)
+    y, u, _v = read_nv12(desc)
     reference = Image.open(io.BytesIO(data))
     reference.draft("YCbCr", None)  # the JPEG's own samples, no RGB round trip
     ycbcr = np.asarray(reference, dtype=np.int16)[:478, :640]
