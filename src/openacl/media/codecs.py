@@ -1,9 +1,14 @@
-"""JPEG and PNG through Pillow (libjpeg-turbo, zlib): header facts, decoding to planes, encoding from planes.
+"""JPEG and PNG through real codecs: header facts, decoding to planes, encoding from planes.
 
 The JPEG header is walked here (markers up to the frame header, as DVPP's host-side checks do) so that info and
-size predictions need not decode anything; pixels always come from Pillow. Decoding keeps the JPEG's own
-full-range BT.601 YCbCr (Pillow's ``draft("YCbCr")``, no RGB round trip); libjpeg upsamples the chroma, and the
-chroma of the output's subsampling is the box average of that (``Image.reduce``).
+size predictions need not decode anything; pixels always come from a codec:
+
+- JPEG decoding: FFmpeg's ``mjpeg`` decoder through PyAV, which hands over the JPEG's own planes (``yuvj420p``,
+  ``yuvj422p``, ... ``gray``) as JPEGD does: full-range BT.601 YCbCr, no RGB round trip, no chroma resampling
+  when the output has the source's subsampling (otherwise chroma is box-averaged down or bilinearly up).
+  ``err_detect=explode`` makes a truncated scan an error instead of a concealed picture. Pictures with an EXIF
+  orientation other than 1 are decoded by Pillow (``draft("YCbCr")``), which turns them upright.
+- JPEG encoding and PNG decoding: Pillow (libjpeg-turbo, zlib).
 """
 
 from __future__ import annotations
@@ -13,12 +18,13 @@ import struct
 import warnings
 from dataclasses import dataclass
 
+import av
 import numpy as np
 from PIL import Image, ImageOps
 
 from openacl.errors import AclCode, AclError
 from openacl.media.formats import JpegFormat
-from openacl.media.picture import Planes
+from openacl.media.picture import Planes, chroma_shape
 
 # Frame-header markers: SOF0 baseline and SOF1 extended sequential (Huffman) are what JPEGD decodes; the
 # others are progressive (C2, C6, CA, CE), lossless (C3, C7, CB, CF) or arithmetic-coded (C9..CF).
@@ -119,11 +125,54 @@ def _load(data: bytes, fmt: str) -> Image.Image:
         raise AclError(BAD_DATA, f"{fmt} data does not decode: {exc}") from None
 
 
+_AV_SUBSAMPLING = {"420p": (2, 2), "422p": (2, 1), "444p": (1, 1), "440p": (1, 2)}
+
+
+def _av_frame(data: bytes) -> av.VideoFrame:
+    try:
+        context = av.CodecContext.create("mjpeg", "r")
+        context.thread_count = 1  # one picture: frame threads would only hold it back until a flush
+        context.options = {"err_detect": "explode"}
+        frames = context.decode(av.Packet(data)) or context.decode(None)
+    except av.error.FFmpegError as exc:
+        raise AclError(BAD_DATA, f"JPEG data does not decode: {exc}") from None
+    if not frames:
+        raise AclError(BAD_DATA, "JPEG data decodes to no picture")
+    return frames[0]
+
+
+def _plane(frame: av.VideoFrame, index: int, rows: int, cols: int) -> np.ndarray:
+    plane = frame.planes[index]
+    return np.frombuffer(plane, np.uint8).reshape(-1, plane.line_size)[:rows, :cols]
+
+
+def _resample_chroma(plane: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
+    if plane.shape == shape:
+        return plane
+    shrink = plane.shape[0] >= shape[0] and plane.shape[1] >= shape[1]
+    method = Image.Resampling.BOX if shrink else Image.Resampling.BILINEAR
+    return np.asarray(Image.fromarray(np.ascontiguousarray(plane)).resize((shape[1], shape[0]), method))
+
+
 def decode_jpeg(data: bytes, info: JpegInfo, width: int, height: int, sub: tuple[int, int]) -> Planes:
-    """The top-left ``width`` x ``height`` pixels of the JPEG, chroma at ``sub`` (its 0x80 for gray)."""
-    image = _load(data, "JPEG")
+    """The top-left ``width`` x ``height`` pixels of the JPEG, chroma at ``sub`` (None for gray)."""
     if info.orientation != 1:
-        image = ImageOps.exif_transpose(image)
+        return _decode_upright(data, info, width, height, sub)
+    frame = _av_frame(data)
+    name = frame.format.name
+    if name.startswith("gray"):
+        return Planes(_plane(frame, 0, height, width), None, None, sub)
+    source = _AV_SUBSAMPLING.get(name[-4:])
+    if source is None or not name.startswith("yuv"):
+        raise AclError(AclCode.ACL_ERROR_UNSUPPORTED_JPEG, f"JPEG decodes to {name}")
+    shape = chroma_shape(width, height, sub)
+    source_shape = chroma_shape(width, height, source)
+    u, v = (_plane(frame, i, *source_shape) for i in (1, 2))
+    return Planes(_plane(frame, 0, height, width), _resample_chroma(u, shape), _resample_chroma(v, shape), sub)
+
+
+def _decode_upright(data: bytes, info: JpegInfo, width: int, height: int, sub: tuple[int, int]) -> Planes:
+    image = ImageOps.exif_transpose(_load(data, "JPEG"))
     if image.mode == "L":
         return Planes(np.asarray(image)[:height, :width], None, None, sub)
     if image.mode != "YCbCr":
@@ -131,8 +180,7 @@ def decode_jpeg(data: bytes, info: JpegInfo, width: int, height: int, sub: tuple
     if image.size != (width, height):
         image = image.crop((0, 0, width, height))
     y = np.asarray(image.getchannel(0))
-    chroma = image.reduce(sub) if sub != (1, 1) else image
-    pixels = np.asarray(chroma)
+    pixels = np.asarray(image.reduce(sub) if sub != (1, 1) else image)
     return Planes(y, pixels[..., 1], pixels[..., 2], sub)
 
 
