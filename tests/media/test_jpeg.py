@@ -215,3 +215,16 @@ def test_write_nv12_helper_round_trips():
     planes = (np.full((4, 32), 1, np.uint8), np.full((2, 16), 2, np.uint8), np.full((2, 16), 3, np.uint8))
     write_nv12(buf, planes, 32, 4)
     assert buf[128:].tolist() == [2, 3] * 32
+
+
+def test_an_exif_rotated_jpeg_decodes_upright(channel, stream):
+    rgb = photo(96, 64)
+    exif = Image.Exif()
+    exif[0x0112] = 6  # the camera was turned: the picture is shown a quarter turn clockwise
+    data = jpeg_bytes(rgb, exif=exif.tobytes())
+    desc = decode(channel, stream, data)
+    assert acl.rt.synchronize_stream(stream) == 0
+    assert (M.dvpp_get_pic_desc_width(desc), M.dvpp_get_pic_desc_height(desc)) == (64, 96)
+    y, _u, _v = read_nv12(desc)
+    upright = np.asarray(Image.fromarray(rgb).transpose(Image.Transpose.ROTATE_270).convert("L"), np.int16)
+    assert np.abs(y - upright).mean() < 4
