@@ -104,8 +104,13 @@ roi_configs: HandleTable[RoiConfig] = HandleTable("dvpp roi config")
 resize_configs: HandleTable[ResizeConfig] = HandleTable("dvpp resize config")
 jpege_configs: HandleTable[JpegeConfig] = HandleTable("dvpp jpege config")
 
-# Guards the check-then-change of channel and batch lifetimes (create/destroy racing each other).
+# Guards the check-then-change of channel and batch lifetimes (create/destroy racing each other); held for a few
+# dict operations only, never while user code runs; mended in a forked child by process.py.
 _lifetime = threading.Lock()
+
+
+def reinit_after_fork() -> None:
+    _lifetime._at_fork_reinit()  # type: ignore[attr-defined]
 
 
 # ----- channel descs and channels -----
