@@ -38,6 +38,7 @@ from openacl import log as _log
 from openacl.dump import manager as dump
 from openacl.errors import AclCode, AclError
 from openacl.ge import session as ge_session
+from openacl.media import descs as media_descs
 from openacl.model import model
 from openacl.op import execute as op_execute
 from openacl.runtime import device, exceptions, handles, memory, timeouts
@@ -162,6 +163,7 @@ def _after_fork_in_child() -> None:
     memory.space.reinit_after_fork()
     waitgraph.reset()
     op_execute.reset()  # compiled operators hold onnxruntime sessions, which do not survive a fork
+    media_descs.reinit_after_fork()
     device.reinit_after_fork()
     _lock.release()  # runs what mending deferred (log lines, thread starts) in the child
 

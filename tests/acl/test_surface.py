@@ -90,10 +90,10 @@ def test_app_log_refuses_keywords():
 # ----- get_soc_name, get_version -----
 
 
-def test_soc_name_is_ascend310p3_by_default_and_needs_no_device(monkeypatch):
+def test_soc_name_is_ascend310_by_default_and_needs_no_device(monkeypatch):
     monkeypatch.delenv("OPENACL_SOC_NAME", raising=False)
-    assert acl.get_soc_name() == "Ascend310P3"
-    assert acl.get_soc_name("ignored", 1) == "Ascend310P3"
+    assert acl.get_soc_name() == "Ascend310"
+    assert acl.get_soc_name("ignored", 1) == "Ascend310"
 
 
 def test_soc_name_follows_openacl_soc_name(monkeypatch):

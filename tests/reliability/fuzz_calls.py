@@ -42,7 +42,7 @@ SLOW_CALL_S = 10.0  # a single call taking longer than this is reported (a hang 
 
 def _entry_points() -> dict[str, Callable]:
     found = {}
-    for module in (acl, acl.rt, acl.mdl, acl.op, acl.util):
+    for module in (acl, acl.rt, acl.mdl, acl.op, acl.util, acl.media):
         for name in module.__all__:
             fn = getattr(module, name)
             if callable(fn) and hasattr(fn, "acl_name"):
@@ -63,6 +63,7 @@ _RAISE_TYPES: dict[str, type | tuple[type, ...]] = {
 
 # pyACL's own TypeErrors with messages of their own: list arguments checked after the parse (``handle_list``, the
 # aclmdlIODims dict of ``set_input_dynamic_dims``); and ``set_tensor_shape``'s ValueError for an empty list.
+_MEDIA_BATCHES = ("crop", "crop_and_paste", "crop_resize", "crop_resize_paste")
 _HANDLE_LISTS = (
     "acl.op.execute",
     "acl.op.execute_v2",
@@ -70,6 +71,7 @@ _HANDLE_LISTS = (
     "acl.op.infer_shape",
     "acl.op.create_handle",
     "acl.op.execute_with_handle",
+    *(f"acl.media.dvpp_vpc_batch_{kind}_async" for kind in _MEDIA_BATCHES),
 )
 _LIST_MESSAGES = r"argument \w+ is not list|argument \w+ holds an element that is not an int"
 OTHER_TYPE_ERRORS: dict[str, re.Pattern] = {
@@ -79,7 +81,17 @@ OTHER_TYPE_ERRORS: dict[str, re.Pattern] = {
         "|The dims of parameter 4 is not a list\\.|the dims of fourth parameter is not list of int"
     ),
 }
-VALUE_ERRORS: dict[str, re.Pattern] = {"acl.set_tensor_shape": re.compile("list is empty")}
+VALUE_ERRORS: dict[str, re.Pattern] = {
+    "acl.set_tensor_shape": re.compile("list is empty"),
+    # acl.media's batch VPC calls check their list lengths before anything reaches DVPP
+    **{
+        f"acl.media.dvpp_vpc_batch_{kind}_async": re.compile(
+            "number of (?:crop areas|roi) must be between 1 and 256"
+            "|number of paste areas must equal the number of crop areas"
+        )
+        for kind in _MEDIA_BATCHES
+    },
+}
 
 
 class Violation(AssertionError):

@@ -79,6 +79,7 @@ from tests.reliability.fuzz_calls import (
     value_of,
     violation,
 )
+from tests.reliability.fuzz_media import MediaObjects, undo_media
 
 pytestmark = [
     pytest.mark.timeout(120 * max(1.0, float(os.environ.get("OPENACL_FUZZ_SCALE", "1")))),
@@ -398,6 +399,7 @@ class Env:
         ok(acl.rt.subscribe_report, self.reporter_tid, self.stream)
         self.gear_models()
         self.op_objects()
+        self.media = MediaObjects(self.stream)
         self.handles = [
             *(self.ctx, self.ctx1, self.ctx_spare, self.dead_ctx),
             *(self.stream, self.stream2, self.stream3, self.foreign_stream, self.dead_stream),
@@ -410,6 +412,7 @@ class Env:
             *(self.tdesc, self.tdesc_f16, self.tdesc_set, self.tdesc_dyn, self.tdesc_spare, self.dead_tdesc),
             *(self.attr, self.attr_spare, self.dead_attr, self.op_handle, self.op_handle_spare, self.dead_op_handle),
             *(self.op_a, self.op_b, self.op_y, self.op_half),
+            *self.media.handles,
         ]
         self.pointers = [
             *(self.dev, self.dev + 1, self.dev + 4095, self.dev + 4096, self.dev_spare, self.dead_dev),
@@ -417,6 +420,7 @@ class Env:
             *(self.user_ptr, self.user_ptr + 63, self.array_ptr, self.objects_ptr, self.model_ptr),
             *(_memory.address_of(self.unregistered), id(self)),
             *(self.op_mem, self.op_mem + 128, *(self.gear[k][3] for k in GEAR_KINDS)),
+            *self.media.pointers,
         ]
         self.sizes = [4096, 4097, 4095, self.in_size, self.out_size, len(self.model_bytes)]
         self.objects_pool = other_objects()
@@ -696,6 +700,7 @@ class Env:
             **self.plausible_tensor_descs(),
             **self.plausible_gears(),
             **self.plausible_op(),
+            **self.media.plausible(),
         }
 
     def plausible_tensor_descs(self) -> dict[str, tuple]:
@@ -798,6 +803,7 @@ class Env:
             and self.op_handle in _op_execute.op_handles
             and self.op_handle_spare in _op_execute.op_handles
             and _context_is(self.ctx)
+            and self.media.usable()
         )
 
     def close(self) -> None:
@@ -889,6 +895,8 @@ def undo(name: str, args: list, result: object) -> None:
         call(acl.mdl.dump_unreg_callback)
     elif name == "acl.rt.subscribe_report":
         call(acl.rt.unsubscribe_report, *args)
+    elif name.startswith("acl.media."):
+        undo_media(name, args, value)
 
 
 # ----- the tests -----

@@ -2,11 +2,13 @@
 
 Decisions (pyACL leaves both to the hardware and the installed CANN):
 
-- The SoC is an **Ascend310P3** (an Atlas 300I Pro class inference card). Ascend's samples branch on the name
-  (``"Ascend310P3"`` picks the JPEG decoder's 64x16 alignment, ``Ascend310``/``Ascend310B`` prefixes pick other
-  paths), and 310P3 is the name the most programs accept. ``OPENACL_SOC_NAME`` chooses another name; set to the
-  empty string it makes ``acl.get_soc_name()`` return ``None``, as pyACL does when the runtime cannot say. The
-  variable is read on every call (CANN reads the SoC once per process; a program never sees the difference).
+- The SoC is an **Ascend310** (an Atlas 200/300/500 inference product), the chip generation most of Ascend's
+  DVPP samples target; ``openacl.media`` applies that generation's DVPP rules (JPEGD output strides 128x16, even/odd
+  ROI parity, NV12/NV21-only VPC output) whenever the name is a 310 one, so the rules and the name programs branch
+  on (acllite picks its JPEG decoder alignment from ``"Ascend310P3"``) always agree. ``OPENACL_SOC_NAME`` chooses
+  another name (``Ascend310P3`` selects the 310P rules); set to the empty string it makes ``acl.get_soc_name()``
+  return ``None``, as pyACL does when the runtime cannot say. The variable is read on every call (CANN reads the
+  SoC once per process; a program never sees the difference).
 - The ACL interface version is that of the ``acl_rt.h`` the reference notes follow: 1.17.0.
 """
 
@@ -16,7 +18,7 @@ import os
 
 from openacl.runtime.sched.stream import MAX_PRIORITY
 
-DEFAULT_SOC_NAME = "Ascend310P3"
+DEFAULT_SOC_NAME = "Ascend310"
 ACL_VERSION = (1, 17, 0)  # ACL_MAJOR_VERSION, ACL_MINOR_VERSION, ACL_PATCH_VERSION
 
 

@@ -1,0 +1,556 @@
+"""``acl.media``: DVPP memory, descriptors and the image operations (JPEGD, JPEGE, PNGD, VPC), as pyACL declares them.
+
+Arguments parse as pyACL's wrappers parse them; creators return a bare handle (0 on failure), getters the bare
+value (0 for an unknown handle), everything else the code. All checks and state live in ``openacl.media``.
+"""
+
+from __future__ import annotations
+
+from openacl.acl._args import BARE, VALUE, VALUES, ArgumentValueError, api, handle_list
+from openacl.media import descs as _descs
+from openacl.media import jpeg as _jpeg
+from openacl.media import memory as _memory
+from openacl.media import png as _png
+from openacl.media import vpc as _vpc
+
+__all__ = [
+    "dvpp_create_batch_pic_desc",
+    "dvpp_create_channel",
+    "dvpp_create_channel_desc",
+    "dvpp_create_jpege_config",
+    "dvpp_create_pic_desc",
+    "dvpp_create_resize_config",
+    "dvpp_create_roi_config",
+    "dvpp_create_stream_desc",
+    "dvpp_destroy_batch_pic_desc",
+    "dvpp_destroy_channel",
+    "dvpp_destroy_channel_desc",
+    "dvpp_destroy_jpege_config",
+    "dvpp_destroy_pic_desc",
+    "dvpp_destroy_resize_config",
+    "dvpp_destroy_roi_config",
+    "dvpp_destroy_stream_desc",
+    "dvpp_free",
+    "dvpp_get_channel_desc_channel_id",
+    "dvpp_get_jpege_config_level",
+    "dvpp_get_pic_desc",
+    "dvpp_get_pic_desc_data",
+    "dvpp_get_pic_desc_format",
+    "dvpp_get_pic_desc_height",
+    "dvpp_get_pic_desc_height_stride",
+    "dvpp_get_pic_desc_ret_code",
+    "dvpp_get_pic_desc_size",
+    "dvpp_get_pic_desc_width",
+    "dvpp_get_pic_desc_width_stride",
+    "dvpp_get_resize_config_interpolation",
+    "dvpp_get_stream_desc_data",
+    "dvpp_get_stream_desc_eos",
+    "dvpp_get_stream_desc_format",
+    "dvpp_get_stream_desc_ret_code",
+    "dvpp_get_stream_desc_size",
+    "dvpp_get_stream_desc_timestamp",
+    "dvpp_jpeg_decode_async",
+    "dvpp_jpeg_encode_async",
+    "dvpp_jpeg_get_image_info",
+    "dvpp_jpeg_get_image_info_v2",
+    "dvpp_jpeg_predict_dec_size",
+    "dvpp_jpeg_predict_enc_size",
+    "dvpp_malloc",
+    "dvpp_png_decode_async",
+    "dvpp_png_get_image_info",
+    "dvpp_png_predict_dec_size",
+    "dvpp_set_channel_desc_mode",
+    "dvpp_set_jpege_config_level",
+    "dvpp_set_pic_desc_data",
+    "dvpp_set_pic_desc_format",
+    "dvpp_set_pic_desc_height",
+    "dvpp_set_pic_desc_height_stride",
+    "dvpp_set_pic_desc_ret_code",
+    "dvpp_set_pic_desc_size",
+    "dvpp_set_pic_desc_width",
+    "dvpp_set_pic_desc_width_stride",
+    "dvpp_set_resize_config_interpolation",
+    "dvpp_set_roi_config",
+    "dvpp_set_roi_config_bottom",
+    "dvpp_set_roi_config_left",
+    "dvpp_set_roi_config_right",
+    "dvpp_set_roi_config_top",
+    "dvpp_set_stream_desc_data",
+    "dvpp_set_stream_desc_eos",
+    "dvpp_set_stream_desc_format",
+    "dvpp_set_stream_desc_ret_code",
+    "dvpp_set_stream_desc_size",
+    "dvpp_set_stream_desc_timestamp",
+    "dvpp_vpc_batch_crop_and_paste_async",
+    "dvpp_vpc_batch_crop_async",
+    "dvpp_vpc_batch_crop_resize_async",
+    "dvpp_vpc_batch_crop_resize_paste_async",
+    "dvpp_vpc_convert_color_async",
+    "dvpp_vpc_crop_and_paste_async",
+    "dvpp_vpc_crop_async",
+    "dvpp_vpc_crop_resize_async",
+    "dvpp_vpc_crop_resize_paste_async",
+    "dvpp_vpc_resize_async",
+]
+
+_pics = _descs.pic_descs
+_streams = _descs.stream_descs
+_rois = _descs.roi_configs
+_BATCH_MAX = _descs.BATCH_MAX
+
+# ----- memory -----
+
+
+@api("k", VALUE)
+def dvpp_malloc(size):
+    return _memory.dvpp_malloc(size)
+
+
+@api("k")
+def dvpp_free(dev_ptr):
+    _memory.dvpp_free(dev_ptr)
+
+
+# ----- channel -----
+
+
+@api("", BARE)
+def dvpp_create_channel_desc():
+    return _descs.create_channel_desc()
+
+
+@api("k")
+def dvpp_create_channel(channel_desc):
+    _descs.create_channel(channel_desc)
+
+
+@api("k")
+def dvpp_destroy_channel(channel_desc):
+    _descs.destroy_channel(channel_desc)
+
+
+@api("k")
+def dvpp_destroy_channel_desc(channel_desc):
+    _descs.destroy_channel_desc(channel_desc)
+
+
+@api("kI")
+def dvpp_set_channel_desc_mode(channel_desc, mode):
+    _descs.set_channel_desc_mode(channel_desc, mode)
+
+
+@api("k", BARE)
+def dvpp_get_channel_desc_channel_id(channel_desc):
+    return _descs.channel_descs.get(channel_desc).channel_id
+
+
+# ----- pic descs -----
+
+
+@api("", BARE)
+def dvpp_create_pic_desc():
+    return _descs.create_pic_desc()
+
+
+@api("k")
+def dvpp_destroy_pic_desc(pic_desc):
+    _descs.destroy_pic_desc(pic_desc)
+
+
+@api("kk")
+def dvpp_set_pic_desc_data(pic_desc, dev_ptr):
+    _pics.get(pic_desc).data = dev_ptr
+
+
+@api("kI")
+def dvpp_set_pic_desc_size(pic_desc, size):
+    _pics.get(pic_desc).size = size
+
+
+@api("ki")
+def dvpp_set_pic_desc_format(pic_desc, pixel_format):
+    _pics.get(pic_desc).format = pixel_format
+
+
+@api("kI")
+def dvpp_set_pic_desc_width(pic_desc, width):
+    _pics.get(pic_desc).width = width
+
+
+@api("kI")
+def dvpp_set_pic_desc_height(pic_desc, height):
+    _pics.get(pic_desc).height = height
+
+
+@api("kI")
+def dvpp_set_pic_desc_width_stride(pic_desc, width_stride):
+    _pics.get(pic_desc).width_stride = width_stride
+
+
+@api("kI")
+def dvpp_set_pic_desc_height_stride(pic_desc, height_stride):
+    _pics.get(pic_desc).height_stride = height_stride
+
+
+@api("kI")
+def dvpp_set_pic_desc_ret_code(pic_desc, ret_code):
+    _pics.get(pic_desc).ret_code = ret_code
+
+
+@api("k", BARE)
+def dvpp_get_pic_desc_data(pic_desc):
+    return _pics.get(pic_desc).data
+
+
+@api("k", BARE)
+def dvpp_get_pic_desc_size(pic_desc):
+    return _pics.get(pic_desc).size
+
+
+@api("k", BARE)
+def dvpp_get_pic_desc_format(pic_desc):
+    return _pics.get(pic_desc).format
+
+
+@api("k", BARE)
+def dvpp_get_pic_desc_width(pic_desc):
+    return _pics.get(pic_desc).width
+
+
+@api("k", BARE)
+def dvpp_get_pic_desc_height(pic_desc):
+    return _pics.get(pic_desc).height
+
+
+@api("k", BARE)
+def dvpp_get_pic_desc_width_stride(pic_desc):
+    return _pics.get(pic_desc).width_stride
+
+
+@api("k", BARE)
+def dvpp_get_pic_desc_height_stride(pic_desc):
+    return _pics.get(pic_desc).height_stride
+
+
+@api("k", BARE)
+def dvpp_get_pic_desc_ret_code(pic_desc):
+    return _pics.get(pic_desc).ret_code
+
+
+@api("I", BARE)
+def dvpp_create_batch_pic_desc(batch_size):
+    return _descs.create_batch_pic_desc(batch_size)
+
+
+@api("k")
+def dvpp_destroy_batch_pic_desc(batch_pic_desc):
+    _descs.destroy_batch_pic_desc(batch_pic_desc)
+
+
+@api("kI", BARE)
+def dvpp_get_pic_desc(batch_pic_desc, index):
+    return _descs.batch_member(batch_pic_desc, index)
+
+
+# ----- stream descs -----
+
+
+@api("", BARE)
+def dvpp_create_stream_desc():
+    return _descs.create_stream_desc()
+
+
+@api("k")
+def dvpp_destroy_stream_desc(stream_desc):
+    _descs.destroy_stream_desc(stream_desc)
+
+
+@api("kk")
+def dvpp_set_stream_desc_data(stream_desc, dev_ptr):
+    _streams.get(stream_desc).data = dev_ptr
+
+
+@api("kI")
+def dvpp_set_stream_desc_size(stream_desc, size):
+    _streams.get(stream_desc).size = size
+
+
+@api("ki")
+def dvpp_set_stream_desc_format(stream_desc, stream_format):
+    _streams.get(stream_desc).format = stream_format
+
+
+@api("kK")
+def dvpp_set_stream_desc_timestamp(stream_desc, timestamp):
+    _streams.get(stream_desc).timestamp = timestamp
+
+
+@api("kI")
+def dvpp_set_stream_desc_ret_code(stream_desc, ret_code):
+    _streams.get(stream_desc).ret_code = ret_code
+
+
+@api("kB")
+def dvpp_set_stream_desc_eos(stream_desc, eos):
+    _streams.get(stream_desc).eos = eos
+
+
+@api("k", BARE)
+def dvpp_get_stream_desc_data(stream_desc):
+    return _streams.get(stream_desc).data
+
+
+@api("k", BARE)
+def dvpp_get_stream_desc_size(stream_desc):
+    return _streams.get(stream_desc).size
+
+
+@api("k", BARE)
+def dvpp_get_stream_desc_format(stream_desc):
+    return _streams.get(stream_desc).format
+
+
+@api("k", BARE)
+def dvpp_get_stream_desc_timestamp(stream_desc):
+    return _streams.get(stream_desc).timestamp
+
+
+@api("k", BARE)
+def dvpp_get_stream_desc_ret_code(stream_desc):
+    return _streams.get(stream_desc).ret_code
+
+
+@api("k", BARE)
+def dvpp_get_stream_desc_eos(stream_desc):
+    return _streams.get(stream_desc).eos
+
+
+# ----- ROI, resize and JPEGE configs -----
+
+
+@api("IIII", BARE)
+def dvpp_create_roi_config(left, right, top, bottom):
+    return _descs.create_roi_config(left, right, top, bottom)
+
+
+@api("k")
+def dvpp_destroy_roi_config(roi_config):
+    _rois.remove(roi_config)
+
+
+@api("kIIII")
+def dvpp_set_roi_config(roi_config, left, right, top, bottom):
+    _descs.set_roi_config(roi_config, left, right, top, bottom)
+
+
+@api("kI")
+def dvpp_set_roi_config_left(roi_config, left):
+    _rois.get(roi_config).left = left
+
+
+@api("kI")
+def dvpp_set_roi_config_right(roi_config, right):
+    _rois.get(roi_config).right = right
+
+
+@api("kI")
+def dvpp_set_roi_config_top(roi_config, top):
+    _rois.get(roi_config).top = top
+
+
+@api("kI")
+def dvpp_set_roi_config_bottom(roi_config, bottom):
+    _rois.get(roi_config).bottom = bottom
+
+
+@api("", BARE)
+def dvpp_create_resize_config():
+    return _descs.create_resize_config()
+
+
+@api("k")
+def dvpp_destroy_resize_config(resize_config):
+    _descs.resize_configs.remove(resize_config)
+
+
+@api("kI")
+def dvpp_set_resize_config_interpolation(resize_config, interpolation):
+    _descs.set_resize_interpolation(resize_config, interpolation)
+
+
+@api("k", BARE)
+def dvpp_get_resize_config_interpolation(resize_config):
+    return _descs.resize_configs.get(resize_config).interpolation
+
+
+@api("", BARE)
+def dvpp_create_jpege_config():
+    return _descs.create_jpege_config()
+
+
+@api("k")
+def dvpp_destroy_jpege_config(jpege_config):
+    _descs.jpege_configs.remove(jpege_config)
+
+
+@api("kI")
+def dvpp_set_jpege_config_level(jpege_config, level):
+    _descs.set_jpege_level(jpege_config, level)
+
+
+@api("k", BARE)
+def dvpp_get_jpege_config_level(jpege_config):
+    return _descs.jpege_configs.get(jpege_config).level
+
+
+# ----- JPEG -----
+
+
+@api("kI", VALUES, failure=(0, 0, 0))
+def dvpp_jpeg_get_image_info(data, size):
+    info = _jpeg.image_info(data, size)
+    return info.width, info.height, info.components
+
+
+@api("kI", VALUES, failure=(0, 0, 0, 0))
+def dvpp_jpeg_get_image_info_v2(data, size):
+    info = _jpeg.image_info(data, size)
+    return info.width, info.height, info.components, info.format
+
+
+@api("kIi", VALUE)
+def dvpp_jpeg_predict_dec_size(data, data_size, output_pixel_format):
+    return _jpeg.predict_dec_size(data, data_size, output_pixel_format)
+
+
+@api("kkIkk")
+def dvpp_jpeg_decode_async(channel_desc, data, size, output_desc, stream):
+    _jpeg.decode_async(channel_desc, data, size, output_desc, stream)
+
+
+@api("kk", VALUE)
+def dvpp_jpeg_predict_enc_size(input_desc, config):
+    return _jpeg.predict_enc_size(input_desc, config)
+
+
+@api("kkkkkk")
+def dvpp_jpeg_encode_async(channel_desc, input_desc, data, size, config, stream):
+    _jpeg.encode_async(channel_desc, input_desc, data, size, config, stream)
+
+
+# ----- PNG -----
+
+
+@api("kI", VALUES, failure=(0, 0, 0))
+def dvpp_png_get_image_info(data, data_size):
+    info = _png.image_info(data, data_size)
+    return info.width, info.height, info.components
+
+
+@api("kIi", VALUE)
+def dvpp_png_predict_dec_size(data, data_size, output_pixel_format):
+    return _png.predict_dec_size(data, data_size, output_pixel_format)
+
+
+@api("kkIkk")
+def dvpp_png_decode_async(channel_desc, data, size, output_desc, stream):
+    _png.decode_async(channel_desc, data, size, output_desc, stream)
+
+
+# ----- VPC -----
+
+
+@api("kkkkk")
+def dvpp_vpc_resize_async(channel_desc, input_desc, output_desc, resize_config, stream):
+    _vpc.crop_resize_paste(channel_desc, input_desc, output_desc, 0, 0, resize_config, stream, "resize")
+
+
+@api("kkkkk")
+def dvpp_vpc_crop_async(channel_desc, input_desc, output_desc, crop_area, stream):
+    _vpc.crop_resize_paste(channel_desc, input_desc, output_desc, crop_area, 0, 0, stream, "crop")
+
+
+@api("kkkkkk")
+def dvpp_vpc_crop_resize_async(channel_desc, input_desc, output_desc, crop_area, resize_config, stream):
+    _vpc.crop_resize_paste(channel_desc, input_desc, output_desc, crop_area, 0, resize_config, stream, "crop_resize")
+
+
+@api("kkkkkk")
+def dvpp_vpc_crop_and_paste_async(channel_desc, input_desc, output_desc, crop_area, paste_area, stream):
+    _vpc.crop_resize_paste(channel_desc, input_desc, output_desc, crop_area, paste_area, 0, stream, "crop_and_paste")
+
+
+@api("kkkkkkk")
+def dvpp_vpc_crop_resize_paste_async(
+    channel_desc, input_desc, output_desc, crop_area, paste_area, resize_config, stream
+):
+    _vpc.crop_resize_paste(
+        channel_desc, input_desc, output_desc, crop_area, paste_area, resize_config, stream, "crop_resize_paste"
+    )
+
+
+def _batch_lists(qualname: str, roi_nums, crop_areas, paste_areas=None):
+    """pyACL's own list checks (``ValueError``), before anything reaches DVPP."""
+    nums = handle_list(roi_nums, qualname, "roi_nums")
+    crops = handle_list(crop_areas, qualname, "crop_area")
+    if not 1 <= len(crops) <= _BATCH_MAX:
+        raise ArgumentValueError(f"number of crop areas must be between 1 and {_BATCH_MAX}")
+    if any(n > _BATCH_MAX for n in nums):
+        raise ArgumentValueError(f"number of roi must be between 1 and {_BATCH_MAX}")
+    if paste_areas is None:
+        return nums, crops, None
+    pastes = handle_list(paste_areas, qualname, "paste_area")
+    if len(pastes) != len(crops):
+        raise ArgumentValueError("number of paste areas must equal the number of crop areas")
+    return nums, crops, pastes
+
+
+@api("kkOkOk", VALUE)
+def dvpp_vpc_batch_crop_async(channel_desc, src_batch_desc, roi_nums, dst_batch_desc, crop_area, stream):
+    nums, crops, _ = _batch_lists("acl.media.dvpp_vpc_batch_crop_async", roi_nums, crop_area)
+    return _vpc.batch(channel_desc, src_batch_desc, nums, dst_batch_desc, crops, None, 0, stream, "batch_crop")
+
+
+@api("kkOkOOk", VALUE)
+def dvpp_vpc_batch_crop_and_paste_async(
+    channel_desc, src_batch_desc, roi_nums, dst_batch_desc, crop_area, paste_area, stream
+):
+    qualname = "acl.media.dvpp_vpc_batch_crop_and_paste_async"
+    nums, crops, pastes = _batch_lists(qualname, roi_nums, crop_area, paste_area)
+    return _vpc.batch(
+        channel_desc, src_batch_desc, nums, dst_batch_desc, crops, pastes, 0, stream, "batch_crop_and_paste"
+    )
+
+
+@api("kkOkOkk")
+def dvpp_vpc_batch_crop_resize_async(
+    channel_desc, src_batch_desc, roi_nums, dst_batch_desc, crop_area, resize_config, stream
+):
+    nums, crops, _ = _batch_lists("acl.media.dvpp_vpc_batch_crop_resize_async", roi_nums, crop_area)
+    _vpc.batch(
+        channel_desc, src_batch_desc, nums, dst_batch_desc, crops, None, resize_config, stream, "batch_crop_resize"
+    )
+
+
+@api("kkOkOOkk")
+def dvpp_vpc_batch_crop_resize_paste_async(
+    channel_desc, src_batch_desc, roi_nums, dst_batch_desc, crop_area, paste_area, resize_config, stream
+):
+    qualname = "acl.media.dvpp_vpc_batch_crop_resize_paste_async"
+    nums, crops, pastes = _batch_lists(qualname, roi_nums, crop_area, paste_area)
+    _vpc.batch(
+        channel_desc,
+        src_batch_desc,
+        nums,
+        dst_batch_desc,
+        crops,
+        pastes,
+        resize_config,
+        stream,
+        "batch_crop_resize_paste",
+    )
+
+
+@api("kkkk")
+def dvpp_vpc_convert_color_async(channel_desc, input_desc, output_desc, stream):
+    _vpc.convert_color(channel_desc, input_desc, output_desc, stream)

@@ -1,0 +1,41 @@
+"""DVPP operations as stream tasks (spec §7).
+
+Each operation is checked when it is called (the host-side checks, whose code the call returns), then queued on
+its stream as one WORK task, ordered with copies, events and callbacks. The task does the device's part: it
+reads the input memory, computes, writes the output memory and writes the results back into the output
+descriptor (``ret_code`` 0). A failure found while it runs (a JPEG whose data does not decode, an encoded
+picture larger than its buffer) sets the output desc's ``ret_code`` to 1, fails the task (the stream logs one
+line and its next ``synchronize_stream`` returns the code) and leaves the stream usable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from openacl.errors import AclError
+from openacl.media.descs import PicDesc
+from openacl.runtime import device as _device
+from openacl.runtime.sched.stream import Stream
+from openacl.runtime.sched.task import work_task
+
+DEVICE_FAILURE = 1  # what a failed picture's ret_code holds
+
+
+def stream_for(handle: int) -> Stream:
+    return _device.resolve(handle)
+
+
+def submit(stream: Stream, name: str, work: Callable[[], None], outputs: Sequence[PicDesc] = ()) -> None:
+    """Queue ``work`` on ``stream``; ``outputs`` get ret_code 0 when it succeeds, 1 when it fails."""
+
+    def run() -> None:
+        try:
+            work()
+        except AclError:
+            for desc in outputs:
+                desc.ret_code = DEVICE_FAILURE
+            raise
+        for desc in outputs:
+            desc.ret_code = 0
+
+    stream.enqueue(work_task(f"dvpp {name}", run))
