@@ -262,7 +262,7 @@ def convert_one(code: str, value: object, qualname: str) -> object:
     try:
         return _CONVERTERS[code](value)
     except (TypeError, ValueError, OverflowError):
-        raise ArgumentTypeError(f"{qualname} args parse failed!") from None
+        raise ArgumentTypeError(f"{qualname} args parse failed") from None
 
 
 def handle_list(value: object, qualname: str, what: str) -> list[int]:
