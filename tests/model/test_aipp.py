@@ -160,6 +160,14 @@ def test_parameter_set_limits_and_data_size():
         acl.mdl.set_aipp_dtc_pixel_mean(handle, 1 << 15, 0, 0, 0, 0)  # "h": a short
 
 
+def test_half_floats_saturate_as_cann_converts_them():
+    handle = acl.mdl.create_aipp(1)
+    assert acl.mdl.set_aipp_pixel_var_reci(handle, 1e9, float("-inf"), float("nan"), 1 / 3, 0) == 0
+    stored = aipp.get(handle).batches[0].var_reci
+    assert stored[:3] == (65504.0, -65504.0, 65504.0)
+    assert stored[3] == float(np.float16(1 / 3))
+
+
 def test_encode_decode_is_cann_layout_and_round_trips():
     params = aipp.AippParams(2, batches=[aipp.BatchParams(), aipp.BatchParams()])
     params.input_format, params.csc, params.src_w, params.src_h = YUV420SP_U8, 1, 640, 480

@@ -54,8 +54,8 @@ from openacl.runtime import device as rt_device
 from openacl.runtime import memory as _memory
 from openacl.runtime import report
 from openacl.runtime import threads as _threads
-from tests.ge.test_session import step_graph
 from tests.aipp_models import aipp_model
+from tests.ge.test_session import step_graph
 from tests.gear_models import batch_model, dims_model, hw_model
 from tests.model_io import ModelIO, demo_input, reference
 from tests.reliability.fuzz_calls import (

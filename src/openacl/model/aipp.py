@@ -39,6 +39,7 @@ Only YUV420SP_U8, XRGB8888_U8, RGB888_U8 and YUV400_U8 are accepted, as CANN acc
 from __future__ import annotations
 
 import ctypes
+import math
 import re
 import struct
 from collections.abc import Sequence
@@ -289,8 +290,17 @@ def set_mean(handle: int, values: Sequence[int], index: int) -> None:
     get(handle).batch(index).mean = tuple(values)  # type: ignore[assignment]
 
 
+_HALF_MAX = 65504.0
+
+
 def _half(values: Sequence[float]) -> tuple[float, ...]:
-    return tuple(float(np.float16(v)) for v in values)
+    """CANN's float → fp16 conversion: rounded, and saturated to the largest finite half (inf and NaN too)."""
+    out = []
+    for value in values:
+        if math.isnan(value) or math.isinf(value):
+            value = math.copysign(_HALF_MAX, value)
+        out.append(float(np.float16(min(max(value, -_HALF_MAX), _HALF_MAX))))
+    return tuple(out)
 
 
 def set_min(handle: int, values: Sequence[float], index: int) -> None:
