@@ -74,10 +74,11 @@ def reference_aipp(src: bytes, fmt: int, width: int, height: int, p: dict) -> np
             values = pixel(sx + x, sy + y)
             if p.get("csc") and channels == 3:
                 m, ib, ob = p["csc"]
-                values = [
-                    min(255, max(0, (sum(m[r * 3 + k] * (values[k] - ib[k]) for k in range(3)) >> 8) + ob[r]))
-                    for r in range(3)
-                ]
+                if fmt == YUV420SP_U8:  # YUV to RGB: the input bias
+                    rows = [sum(m[r * 3 + k] * (values[k] - ib[k]) for k in range(3)) >> 8 for r in range(3)]
+                else:  # RGB to YUV: the output bias
+                    rows = [(sum(m[r * 3 + k] * values[k] for k in range(3)) >> 8) + ob[r] for r in range(3)]
+                values = [min(255, max(0, v)) for v in rows]
             for c in range(channels):
                 out[c, top + y, left + x] = (values[c] - mean[c] - low[c]) * var[c]
     return out

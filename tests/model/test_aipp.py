@@ -258,6 +258,7 @@ CASES = {
         8,
         {"crop": (2, 4, 6, 4), "rbuv": 1, "csc": (YUV2RGB, (0, 128, 128), (0, 0, 0))},
     ),
+    "yuv420sp-csc-output-bias-unused": (YUV420SP_U8, 6, 4, {"csc": (YUV2RGB, (0, 128, 128), (50, 60, 70))}),
     "rgb-crop-pad": (RGB888_U8, 5, 3, {"crop": (1, 1, 4, 2), "pad": (1, 1, 1, 1)}),
     "rgb-to-yuv-output-bias": (
         RGB888_U8,
@@ -266,6 +267,19 @@ CASES = {
         {"csc": ((66, 129, 25, -38, -74, 112, 112, -94, -18), (0, 0, 0), (16, 128, 128))},
     ),
 }
+
+
+def test_csc_takes_the_bias_of_its_direction(model):
+    """YUV input: only the input bias counts; RGB input: only the output bias (CANN's two formulas)."""
+    src = _image(36, seed=5)
+    outs = []
+    for ob in ((0, 0, 0), (50, 60, 70)):
+        handle = _params(YUV420SP_U8, 6, 4, csc=(YUV2RGB, (0, 128, 128), ob))
+        assert acl.mdl.set_input_aipp(model.model_id, model.inputs, model.aipp_index, handle) == 0
+        model.put_image(src)
+        assert acl.mdl.execute(model.model_id, model.inputs, model.outputs) == 0
+        outs.append(model.output((1, 3, 4, 6)))
+    np.testing.assert_array_equal(outs[0], outs[1])
 
 
 @pytest.mark.parametrize("case", list(CASES))

@@ -28,8 +28,8 @@ an NPU) and the image when it runs (after any memcpy queued before it).
 **What runs**, per image, in CANN's order: decode the source format (YUV420SP_U8 as NV12: Y plane, then UV
 interleaved, chroma upsampled by repetition; RGB888_U8; XRGB8888_U8 as A,R,G,B bytes, R,G,B,A with
 ``ax_swap_switch``, the A/X channel dropped; YUV400_U8 as one channel); ``rbuv_swap_switch`` swaps U/V or R/B;
-crop; CSC with the fixed-point matrix (``out = ((M · (in − input_bias)) >> 8) + output_bias``, an arithmetic
-shift, clamped to 0..255; ATC's YUV→RGB matrices use the input bias and RGB→YUV ones the output bias);
+crop; CSC with the fixed-point matrix in CANN's two documented forms (from YUV ``(M · (in − input_bias)) >> 8``,
+from RGB ``((M · in) >> 8) + output_bias``; an arithmetic shift, clamped to 0..255);
 normalisation ``(pixel − mean_chn − min_chn) × var_reci_chn`` per channel (mean an int16, min and var_reci
 half floats as CANN stores them; defaults 0, 0, 1.0); padding with 0 on the four sides; then NCHW or NHWC.
 Only YUV420SP_U8, XRGB8888_U8, RGB888_U8 and YUV400_U8 are accepted, as CANN accepts on its inference chips;
@@ -624,10 +624,14 @@ def _decode_image(params: AippParams, image: np.ndarray) -> np.ndarray:
 
 
 def _csc(params: AippParams, pixels: np.ndarray) -> np.ndarray:
+    """CANN's two documented forms: from YUV, ``(M · (in − input_bias)) >> 8``; from RGB,
+    ``((M · in) >> 8) + output_bias``; clamped to 0..255."""
     matrix = np.asarray(params.matrix, dtype=np.int64).reshape(3, 3)
-    shifted = pixels.astype(np.int64) - np.asarray(params.input_bias, dtype=np.int64)
-    out = (np.einsum("ij,hwj->hwi", matrix, shifted) >> 8) + np.asarray(params.output_bias, dtype=np.int64)
-    return np.clip(out, 0, 255).astype(np.int32)
+    values = pixels.astype(np.int64)
+    if params.input_format == YUV420SP_U8:
+        return np.clip(np.einsum("ij,hwj->hwi", matrix, values - np.asarray(params.input_bias)) >> 8, 0, 255)
+    out = (np.einsum("ij,hwj->hwi", matrix, values) >> 8) + np.asarray(params.output_bias, dtype=np.int64)
+    return np.clip(out, 0, 255)
 
 
 def _to_dtype(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
