@@ -82,7 +82,10 @@ REASONS: dict[str, str] = {
     "acl.rt.*kernel*": "launches AI Core kernels, which cannot run on a CPU",
     "acl.rt.allocator_*": "user allocators for operator workspaces; pyACL's C trampoline returns NULL anyway",
     # other modules
-    "acl.mdl.*": "not written yet: AIPP, bundles, execution configs and dataset tensor descs",
+    "acl.mdl.load_from_*_with_q": "binds a model's inputs and outputs to hardware queues (USE_MDL builds only); "
+    "openacl has no queues, and load_with_config's queue load types return ACL_ERROR_FEATURE_UNSUPPORTED",
+    "acl.mdl.create_and_get_op_desc": "names the operator of a failed AI Core task; onnxruntime reports that a run "
+    "failed, never which operator",
     "acl.op.*kernel*": "registers and launches AI Core kernels, which cannot run on a CPU",
     "acl.op.register_compile_func": "registers AI Core kernel compilers, which cannot run on a CPU",
     "acl.op.*": "not written yet",

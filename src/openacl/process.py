@@ -39,7 +39,7 @@ from openacl.dump import manager as dump
 from openacl.errors import AclCode, AclError
 from openacl.ge import session as ge_session
 from openacl.media import descs as media_descs
-from openacl.model import model
+from openacl.model import bundle, model
 from openacl.op import execute as op_execute
 from openacl.runtime import device, exceptions, handles, memory, timeouts
 from openacl.runtime.sched import lock as _lock
@@ -80,6 +80,7 @@ def finalize() -> None:
         dump.reset()
         if not device.exiting():  # a late finalizer may still unload its model
             model.unload_all()
+            bundle.unload_all()
         _ref_count = 0
         config = {}
     _write_trace()
@@ -107,6 +108,7 @@ def reset(force: bool = True) -> None:
         device.teardown_all(force)
         dump.reset()
         model.unload_all()
+        bundle.unload_all()
         op_execute.reset()
         exceptions.reset()
         timeouts.reset()

@@ -32,3 +32,19 @@ def test_regression_a_float_list_attribute_too_large_for_a_float_is_invalid_para
 def test_regression_a_model_dir_name_too_long_is_invalid_param(acl_log):
     assert acl.op.set_model_dir("x" * 300) == INVALID
     assert not any("internal error" in r.getMessage() for r in acl_log.records)
+
+
+def test_regression_a_huge_1d_integer_input_does_not_exhaust_memory():
+    """ONNX's data propagation built one dimension per element of a 1-D int64 input: [2**63 - 1] took every byte
+    of memory before it was switched off for such inputs (found by the facade fuzzer)."""
+    from openacl.op import compiled
+
+    huge = [2**63 - 1]
+    src = acl.create_tensor_desc(9, huge, 2)  # ACL_INT64, ND
+    dst = acl.create_tensor_desc(0, huge, 2)  # ACL_FLOAT
+    handle, ret = acl.op.create_handle_for_cast(src, dst, 0)
+    assert ret == 0 and handle
+    acl.op.destroy_handle(handle)  # pyACL's destroy_handle returns None
+    assert compiled._data_prop_is_safe([compiled.Feed(0, "x", np.dtype(np.int64), (4096,), 0)])
+    assert not compiled._data_prop_is_safe([compiled.Feed(0, "x", np.dtype(np.int64), (4097,), 0)])
+    assert compiled._data_prop_is_safe([compiled.Feed(0, "x", np.dtype(np.float32), (10**9,), 0)])

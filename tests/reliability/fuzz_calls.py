@@ -172,6 +172,9 @@ def check_result(fn: Callable, args: tuple, result: object) -> None:
     elif kind == _args.VALUE:
         if type(result) is not tuple or len(result) != 2 or type(result[1]) is not int or result[1] not in ACL_CODES:
             problem = "is not (value, aclError)"
+        elif isinstance(failure, _args.FailureOf):  # one of the arguments: any int
+            if result[1] != 0 and type(result[0]) is not int:
+                problem = f"fails with value {result[0]!r}, not an int"
         elif result[1] != 0 and not _same(result[0], failure):
             problem = f"fails with value {result[0]!r}, not {failure!r}"
     elif kind == _args.VALUES:

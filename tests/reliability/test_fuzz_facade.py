@@ -54,6 +54,7 @@ from openacl.runtime import device as rt_device
 from openacl.runtime import memory as _memory
 from openacl.runtime import report
 from openacl.runtime import threads as _threads
+from tests.aipp_models import aipp_model
 from tests.ge.test_session import step_graph
 from tests.gear_models import batch_model, dims_model, hw_model
 from tests.model_io import ModelIO, demo_input, reference
@@ -126,6 +127,7 @@ class Files:
     models: list[str] = field(default_factory=list)
     others: list[str] = field(default_factory=list)
     gears: dict[str, str] = field(default_factory=dict)  # "batch", "hw", "dims": a model with gears of that kind
+    aipp: str = ""  # a model with a dynamic-AIPP input
 
     @property
     def paths(self) -> list[str]:
@@ -228,7 +230,9 @@ def files(tmp_path_factory) -> Files:
         "dims": str(dims_model(root / "dims.onnx")),
     }
     models += gears.values()
-    return Files(root, config_ok, dump_config, str(DEMO_MODEL), models[2], configs, models, others, gears)
+    aipp = str(aipp_model(root / "aipp.onnx"))
+    models.append(aipp)
+    return Files(root, config_ok, dump_config, str(DEMO_MODEL), models[2], configs, models, others, gears, aipp)
 
 
 # ----- watching and health -----
@@ -398,6 +402,7 @@ class Env:
         self.reporter_tid = ok(acl.util.start_thread, self.reporter, [])
         ok(acl.rt.subscribe_report, self.reporter_tid, self.stream)
         self.gear_models()
+        self.aipp_objects()
         self.op_objects()
         self.media = MediaObjects(self.stream)
         self.handles = [
@@ -413,6 +418,7 @@ class Env:
             *(self.attr, self.attr_spare, self.dead_attr, self.op_handle, self.op_handle_spare, self.dead_op_handle),
             *(self.op_a, self.op_b, self.op_y, self.op_half),
             *self.media.handles,
+            *(self.aipp_model, self.aipp_ds, self.aipp, self.config, self.exec_config, self.bundle),
         ]
         self.pointers = [
             *(self.dev, self.dev + 1, self.dev + 4095, self.dev + 4096, self.dev_spare, self.dead_dev),
@@ -457,6 +463,25 @@ class Env:
                 ok(acl.mdl.add_dataset_buffer, dataset, ok(acl.create_data_buffer, self.dev, 4096))
             ok(acl.mdl.add_dataset_buffer, dataset, ok(acl.create_data_buffer, gear_ptr, gear_size))
             self.gear[kind] = (model, desc, dataset, gear_ptr)
+
+    def aipp_objects(self) -> None:
+        """A loaded dynamic-AIPP model, its dataset (image and AIPP data buffers), a parameter set it accepts,
+        load and execution configs."""
+        self.aipp_model = ok(acl.mdl.load_from_file, self.files.aipp)
+        self.aipp_ds = self.dataset(self.dev, 4096)
+        ok(acl.mdl.add_dataset_buffer, self.aipp_ds, ok(acl.create_data_buffer, self.dev_spare, 4096))
+        self.aipp = ok(acl.mdl.create_aipp, 1)
+        self.aipp_spare = ok(acl.mdl.create_aipp, 1)
+        ok(acl.mdl.set_aipp_input_format, self.aipp, 3)
+        ok(acl.mdl.set_aipp_src_image_size, self.aipp, 6, 4)
+        self.config = ok(acl.mdl.create_config_handle)
+        ok(acl.mdl.set_config_opt, self.config, 1, 1)
+        ok(acl.mdl.set_config_opt, self.config, 2, self.files.tiny)
+        self.config_spare = ok(acl.mdl.create_config_handle)
+        self.exec_config = ok(acl.mdl.create_exec_config_handle)
+        self.exec_config_spare = ok(acl.mdl.create_exec_config_handle)
+        self.bundle = ok(acl.mdl.bundle_load_from_file, self.files.tiny)
+        self.bundle_spare = ok(acl.mdl.bundle_load_from_file, self.files.tiny)
 
     def op_objects(self) -> None:
         """Tensor descs, attributes, an op handle and device buffers for a [2, 3] float32 Add (and a Cast)."""
@@ -541,7 +566,7 @@ class Env:
         """The values to try for a parameter of PyArg type ``char``."""
         if char in "kKIH":
             return self.handles + self.pointers + self.sizes + self.learned + SMALL_INTS + BIG_INTS + self.objects_pool
-        if char in "iLB":  # i: int32, L: int64 (both overflow-checked), B: a byte (truncated)
+        if char in "iLBbh":  # i, L, b, h: int32, int64, uchar, short (overflow-checked); B: a byte (truncated)
             ints = [255, 256, 2**62, 2**63 - 1, Index(3), Index(-1), Index(2**40), Index(2**70)]
             return SMALL_INTS + BIG_INTS + [100, 1000, 5000, *ints] + self.objects_pool
         if char == "s":
@@ -701,6 +726,45 @@ class Env:
             **self.plausible_gears(),
             **self.plausible_op(),
             **self.media.plausible(),
+            **self.plausible_mdl_configs(),
+        }
+
+    def plausible_mdl_configs(self) -> dict[str, tuple]:
+        """AIPP, load and execution configs, bundles, dataset tensor descs, op attributes."""
+        a, m, ds = self.aipp, self.aipp_model, self.aipp_ds
+        return {
+            "acl.mdl.create_aipp": (1,),
+            "acl.mdl.destroy_aipp": (self.aipp_spare,),
+            "acl.mdl.get_aipp_data_size": (1,),
+            "acl.mdl.set_aipp_input_format": (a, 3),
+            "acl.mdl.set_aipp_csc_params": (a, 0, *(0,) * 9, *(0,) * 6),
+            "acl.mdl.set_aipp_rbuv_swap_switch": (a, 0),
+            "acl.mdl.set_aipp_ax_swap_switch": (a, 0),
+            "acl.mdl.set_aipp_src_image_size": (a, 6, 4),
+            "acl.mdl.set_aipp_scf_params": (a, 0, 6, 4, 6, 4, 0),
+            "acl.mdl.set_aipp_crop_params": (a, 0, 0, 0, 6, 4, 0),
+            "acl.mdl.set_aipp_padding_params": (a, 0, 0, 0, 0, 0, 0),
+            "acl.mdl.set_aipp_dtc_pixel_mean": (a, 0, 0, 0, 0, 0),
+            "acl.mdl.set_aipp_dtc_pixel_min": (a, 0.0, 0.0, 0.0, 0.0, 0),
+            "acl.mdl.set_aipp_pixel_var_reci": (a, 1.0, 1.0, 1.0, 1.0, 0),
+            "acl.mdl.set_input_aipp": (m, ds, 1, a),
+            "acl.mdl.set_aipp_by_input_index": (m, ds, 0, a),
+            "acl.mdl.create_config_handle": (),
+            "acl.mdl.destroy_config_handle": (self.config_spare,),
+            "acl.mdl.set_config_opt": (self.config, 0, 1),
+            "acl.mdl.load_with_config": (self.config,),
+            "acl.mdl.create_exec_config_handle": (),
+            "acl.mdl.destroy_exec_config_handle": (self.exec_config_spare,),
+            "acl.mdl.set_exec_config_opt": (self.exec_config, 0, 60000),
+            "acl.mdl.execute_v2": (self.model, self.in_ds, self.out_ds, self.stream, self.exec_config),
+            "acl.mdl.bundle_load_from_file": (self.files.tiny,),
+            "acl.mdl.bundle_load_from_mem": (self.model_ptr, len(self.model_bytes)),
+            "acl.mdl.bundle_unload": (self.bundle_spare,),
+            "acl.mdl.bundle_get_model_id": (self.bundle, 0),
+            "acl.mdl.bundle_get_model_num": (self.bundle,),
+            "acl.mdl.set_dataset_tensor_desc": (self.in_ds, self.tdesc, 0),
+            "acl.mdl.get_dataset_tensor_desc": (self.in_ds, 0),
+            "acl.mdl.get_op_attr": (self.desc, "conv1", "_datadump_original_op_names"),
         }
 
     def plausible_tensor_descs(self) -> dict[str, tuple]:
@@ -883,6 +947,16 @@ def undo(name: str, args: list, result: object) -> None:
         call(acl.mdl.unload, value)
     elif name == "acl.create_tensor_desc" and value:
         call(acl.destroy_tensor_desc, value)
+    elif name == "acl.mdl.create_aipp" and value:
+        call(acl.mdl.destroy_aipp, value)
+    elif name == "acl.mdl.create_config_handle" and value:
+        call(acl.mdl.destroy_config_handle, value)
+    elif name == "acl.mdl.create_exec_config_handle" and value:
+        call(acl.mdl.destroy_exec_config_handle, value)
+    elif name in ("acl.mdl.bundle_load_from_file", "acl.mdl.bundle_load_from_mem") and value:
+        call(acl.mdl.bundle_unload, value)
+    elif name == "acl.mdl.load_with_config" and value:
+        call(acl.mdl.unload, value)
     elif name == "acl.op.create_attr" and value:
         call(acl.op.destroy_attr, value)
     elif name in ("acl.op.create_handle", "acl.op.create_handle_for_cast") and value:
@@ -905,7 +979,7 @@ def undo(name: str, args: list, result: object) -> None:
 def test_every_entry_point_is_declared_and_has_plausible_arguments(files):
     assert len(ENTRY_POINTS) >= 90
     for name, fn in ENTRY_POINTS.items():
-        assert set(fn.acl_format) <= set("kKIHisdfLBO|"), (name, fn.acl_format)
+        assert set(fn.acl_format) <= set("kKIHisdfLBbhO|"), (name, fn.acl_format)
         assert fn.acl_returns in ("ret", "value", "values", "bare", "raise", "code"), name
     env = Env(files)
     try:

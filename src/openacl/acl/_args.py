@@ -2,7 +2,8 @@
 
 pyACL functions are C wrappers: they parse positional arguments with a ``PyArg_ParseTuple`` format
 (``"k"`` unsigned long, ``"K"`` unsigned long long, ``"i"`` int, ``"I"`` unsigned int, ``"s"`` str,
-``"H"`` unsigned short, ``"f"``/``"d"`` float, ``"O"`` any object, ``"|"`` optional from here on), raise
+``"H"`` unsigned short, ``"b"`` unsigned char and ``"h"`` short (both range-checked), ``"f"``/``"d"`` float,
+``"O"`` any object, ``"|"`` optional from here on), raise
 ``TypeError("acl.<sub>.<name> args parse failed")`` when they cannot, and return the ``aclError`` as ``ret`` or
 ``(value, ret)``. The ``@api`` decorator does all of that, so facade functions only convert objects and call
 the runtime; this is the one place that raises the parse error and the one place that turns ``AclError`` into a
@@ -101,6 +102,20 @@ def _int64(value: object) -> int:
     return number
 
 
+def _checked(low: int, high: int) -> Callable[[object], int]:
+    """CPython's range-checked small ints: ``b`` (an unsigned char, 0..255) and ``h`` (a short)."""
+
+    def convert(value: object) -> int:
+        if isinstance(value, float):
+            raise TypeError
+        number = operator.index(value)
+        if not low <= number <= high:
+            raise OverflowError
+        return number
+
+    return convert
+
+
 def _uchar(value: object) -> int:
     """``B``: an unsigned char, truncated without a range check (``False`` is 0)."""
     if isinstance(value, float):
@@ -119,6 +134,8 @@ _CONVERTERS: dict[str, Callable[[object], object]] = {
     "f": _float32,
     "L": _int64,
     "B": _uchar,
+    "b": _checked(0, 0xFF),
+    "h": _checked(-(1 << 15), (1 << 15) - 1),
     "O": lambda value: value,
 }
 
@@ -132,6 +149,8 @@ _PLAIN_RANGES: dict[str, tuple[int, int]] = {
     "i": (-(1 << 31), (1 << 31) - 1),
     "L": (-(1 << 63), (1 << 63) - 1),
     "B": (0, 0xFF),
+    "b": (0, 0xFF),
+    "h": (-(1 << 15), (1 << 15) - 1),
 }
 
 
@@ -167,6 +186,14 @@ def parser(fmt: str, qualname: str) -> Callable[[tuple, dict], list]:
     return parse
 
 
+class FailureOf:
+    """A ``failure`` value taken from the parsed arguments: pyACL functions such as ``set_dataset_tensor_desc``
+    return one of their arguments with a failing ret (``FailureOf(lambda args: args[0])``)."""
+
+    def __init__(self, value: Callable[[tuple | list], object]) -> None:
+        self.value = value
+
+
 def api(fmt: str, returns: str = RET, failure: object = 0, sub: str | None = None):
     """Declare a pyACL function: its argument format and its return convention."""
 
@@ -175,9 +202,11 @@ def api(fmt: str, returns: str = RET, failure: object = 0, sub: str | None = Non
         qualname = f"acl.{body.__name__}" if module == "acl" else f"acl.{module}.{body.__name__}"
         parse = parser(fmt, qualname)
 
-        def fail(code: int):
+        def fail(code: int, parsed: tuple | list = ()):
             if returns == RAISE:  # no code to return: a number where bytes or an array is expected would mislead
                 raise ArgumentValueError(f"{qualname}: {AclCode(code).name}({code})") from None
+            if returns == VALUE and isinstance(failure, FailureOf):
+                return failure.value(parsed), code
             if returns == VALUE:
                 # a fresh {} / [] each time: pyACL builds a new object per call, and a caller may mutate it
                 return (copy.copy(failure) if isinstance(failure, (dict, list)) else failure), code
@@ -197,17 +226,17 @@ def api(fmt: str, returns: str = RET, failure: object = 0, sub: str | None = Non
                 _exceptions.record_failure(qualname, exc)
                 if returns == RAISE:
                     raise ArgumentValueError(f"{qualname}: {exc.detail or exc}") from None
-                return fail(int(exc.code))
+                return fail(int(exc.code), parsed)
             except _PASS_THROUGH:
                 raise
             except MemoryError:
                 log.error("%s: out of host memory", qualname)
                 _exceptions.record_failure(qualname, AclError(AclCode.ACL_ERROR_BAD_ALLOC, "out of host memory"))
-                return fail(int(AclCode.ACL_ERROR_BAD_ALLOC))
+                return fail(int(AclCode.ACL_ERROR_BAD_ALLOC), parsed)
             except Exception:
                 log.exception("%s: internal error", qualname)
                 _exceptions.record_failure(qualname, AclError(AclCode.ACL_ERROR_INTERNAL_ERROR))
-                return fail(int(AclCode.ACL_ERROR_INTERNAL_ERROR))
+                return fail(int(AclCode.ACL_ERROR_INTERNAL_ERROR), parsed)
             if returns == RET:
                 return 0
             if returns == CODE:
@@ -225,6 +254,15 @@ def api(fmt: str, returns: str = RET, failure: object = 0, sub: str | None = Non
         return wrapper
 
     return decorate
+
+
+def convert_one(code: str, value: object, qualname: str) -> object:
+    """One argument parsed with format letter ``code`` later than the tuple itself (pyACL's ``PyArg_Parse`` of an
+    ``O`` argument, as ``acl.mdl.set_config_opt`` does once it knows the attribute)."""
+    try:
+        return _CONVERTERS[code](value)
+    except (TypeError, ValueError, OverflowError):
+        raise ArgumentTypeError(f"{qualname} args parse failed") from None
 
 
 def handle_list(value: object, qualname: str, what: str) -> list[int]:

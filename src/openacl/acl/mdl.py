@@ -5,31 +5,49 @@ Models are ONNX files run by onnxruntime (see ``openacl.model``); dumps are CANN
 
 from __future__ import annotations
 
-from openacl.acl._args import BARE, VALUE, VALUES, ArgumentTypeError, api
+from openacl.acl._args import BARE, VALUE, VALUES, ArgumentTypeError, FailureOf, api, convert_one
 from openacl.dtypes import AclDataType, AclFormat
 from openacl.dump import manager as _dump
+from openacl.model import aipp as _aipp
+from openacl.model import bundle as _bundle
+from openacl.model import config as _config
 from openacl.model import dataset as _dataset
 from openacl.model import desc as _desc
 from openacl.model import dynamic as _dynamic
 from openacl.model import execute as _execute
 from openacl.model import model as _model
+from openacl.model import opdesc as _opdesc
 from openacl.runtime import device as _device
 
 __all__ = [
     "add_dataset_buffer",
+    "bundle_get_model_id",
+    "bundle_get_model_num",
+    "bundle_load_from_file",
+    "bundle_load_from_mem",
+    "bundle_unload",
+    "create_aipp",
+    "create_config_handle",
     "create_dataset",
     "create_desc",
+    "create_exec_config_handle",
+    "destroy_aipp",
+    "destroy_config_handle",
     "destroy_dataset",
     "destroy_desc",
+    "destroy_exec_config_handle",
     "dump_reg_callback",
     "dump_unreg_callback",
     "execute",
     "execute_async",
+    "execute_v2",
     "finalize_dump",
+    "get_aipp_data_size",
     "get_aipp_type",
     "get_cur_output_dims",
     "get_dataset_buffer",
     "get_dataset_num_buffers",
+    "get_dataset_tensor_desc",
     "get_desc",
     "get_desc_from_file",
     "get_desc_from_mem",
@@ -48,6 +66,7 @@ __all__ = [
     "get_input_size_by_index",
     "get_num_inputs",
     "get_num_outputs",
+    "get_op_attr",
     "get_output_data_type",
     "get_output_dims",
     "get_output_format",
@@ -60,11 +79,28 @@ __all__ = [
     "load_from_file_with_mem",
     "load_from_mem",
     "load_from_mem_with_mem",
+    "load_with_config",
     "query_size",
     "query_size_from_mem",
+    "set_aipp_ax_swap_switch",
+    "set_aipp_by_input_index",
+    "set_aipp_crop_params",
+    "set_aipp_csc_params",
+    "set_aipp_dtc_pixel_mean",
+    "set_aipp_dtc_pixel_min",
+    "set_aipp_input_format",
+    "set_aipp_padding_params",
+    "set_aipp_pixel_var_reci",
+    "set_aipp_rbuv_swap_switch",
+    "set_aipp_scf_params",
+    "set_aipp_src_image_size",
+    "set_config_opt",
+    "set_dataset_tensor_desc",
     "set_dump",
     "set_dynamic_batch_size",
     "set_dynamic_hw_size",
+    "set_exec_config_opt",
+    "set_input_aipp",
     "set_input_dynamic_dims",
     "unload",
 ]
@@ -301,17 +337,190 @@ def set_input_dynamic_dims(model_id, dataset, index, dims):
     _dynamic.set_full_dims(_model.get(model_id), dataset, index, values)
 
 
-# ----- AIPP (openacl's ONNX models have none) -----
+# ----- AIPP (dynamic AIPP, see openacl.model.aipp) -----
 
 
 @api("Ik", VALUES, failure=(0, 0))
 def get_aipp_type(model_id, index):
-    return _model.aipp_type(_model.get(model_id), index)
+    return _aipp.aipp_type(_model.get(model_id), index)
 
 
 @api("Ik", VALUE, failure=None)
 def get_first_aipp_info(model_id, index):
-    return _model.first_aipp_info(_model.get(model_id), index)
+    model = _model.get(model_id)
+    dtype = model.acl_inputs[index].acl_dtype if 0 <= index < len(model.acl_inputs) else 0
+    return _aipp.first_aipp_info(model, index, dtype)
+
+
+@api("K", BARE)
+def create_aipp(batch_size):
+    return _aipp.create(batch_size)
+
+
+@api("k")
+def destroy_aipp(aipp_parms_set):
+    _aipp.destroy(aipp_parms_set)
+
+
+@api("K", VALUE)
+def get_aipp_data_size(batch_size):
+    return _aipp.data_size(batch_size) & 0xFFFFFFFF  # pyACL builds the size with "I"
+
+
+@api("kI")
+def set_aipp_input_format(aipp_parms_set, input_format):
+    _aipp.set_input_format(aipp_parms_set, input_format)
+
+
+@api("kbhhhhhhhhhBBBBBB")
+def set_aipp_csc_params(aipp_parms_set, csc_switch, *values):
+    _aipp.set_csc(aipp_parms_set, csc_switch, values[:9], values[9:12], values[12:15])
+
+
+@api("kb")
+def set_aipp_rbuv_swap_switch(aipp_parms_set, rbuv_swap_switch):
+    _aipp.set_rbuv_swap(aipp_parms_set, rbuv_swap_switch)
+
+
+@api("kb")
+def set_aipp_ax_swap_switch(aipp_parms_set, ax_swap_switch):
+    _aipp.set_ax_swap(aipp_parms_set, ax_swap_switch)
+
+
+@api("kii")
+def set_aipp_src_image_size(aipp_parms_set, src_image_size_w, src_image_size_h):
+    _aipp.set_src_image_size(aipp_parms_set, src_image_size_w, src_image_size_h)
+
+
+@api("kbiiiiK")
+def set_aipp_scf_params(aipp_parms_set, scf_switch, in_w, in_h, out_w, out_h, batch_index):
+    _aipp.set_scf(aipp_parms_set, scf_switch, in_w, in_h, out_w, out_h, batch_index)
+
+
+@api("kbiiiiK")
+def set_aipp_crop_params(aipp_parms_set, crop_switch, start_w, start_h, width, height, batch_index):
+    _aipp.set_crop(aipp_parms_set, crop_switch, start_w, start_h, width, height, batch_index)
+
+
+@api("kbiiiiK")
+def set_aipp_padding_params(aipp_parms_set, padding_switch, top, bottom, left, right, batch_index):
+    _aipp.set_padding(aipp_parms_set, padding_switch, top, bottom, left, right, batch_index)
+
+
+@api("khhhhK")
+def set_aipp_dtc_pixel_mean(aipp_parms_set, chn0, chn1, chn2, chn3, batch_index):
+    _aipp.set_mean(aipp_parms_set, (chn0, chn1, chn2, chn3), batch_index)
+
+
+@api("kffffK")
+def set_aipp_dtc_pixel_min(aipp_parms_set, chn0, chn1, chn2, chn3, batch_index):
+    _aipp.set_min(aipp_parms_set, (chn0, chn1, chn2, chn3), batch_index)
+
+
+@api("kffffK")
+def set_aipp_pixel_var_reci(aipp_parms_set, chn0, chn1, chn2, chn3, batch_index):
+    _aipp.set_var_reci(aipp_parms_set, (chn0, chn1, chn2, chn3), batch_index)
+
+
+@api("Ikkk")
+def set_input_aipp(model_id, dataset, index, aipp_parms_set):
+    _aipp.set_input_aipp(_model.get(model_id), dataset, index, aipp_parms_set)
+
+
+@api("Ikkk")
+def set_aipp_by_input_index(model_id, dataset, index, aipp_parms_set):
+    _aipp.set_by_input_index(_model.get(model_id), dataset, index, aipp_parms_set)
+
+
+# ----- load and execution configs -----
+
+
+@api("", BARE)
+def create_config_handle():
+    return _config.create_config()
+
+
+@api("k")
+def destroy_config_handle(handle):
+    _config.destroy_config(handle)
+
+
+_CONFIG_VALUE_FORMATS = {
+    _config.PRIORITY: "i",
+    _config.PATH: "s",
+    _config.MEM_ADDR: "k",
+    _config.WEIGHT_ADDR: "k",
+    _config.WORKSPACE_ADDR: "k",
+    _config.WEIGHT_PATH: "k",
+}
+
+
+@api("kiO")
+def set_config_opt(handle, attr, value):
+    """pyACL parses ``value`` by the attribute: an int32, a str, a pointer, else a uint64."""
+    parsed = convert_one(_CONFIG_VALUE_FORMATS.get(attr, "K"), value, "acl.mdl.set_config_opt")
+    _config.set_config_opt(handle, attr, parsed)
+
+
+@api("k", VALUE)
+def load_with_config(handle):
+    return _config.load_with_config(handle).id
+
+
+@api("", BARE)
+def create_exec_config_handle():
+    return _config.create_exec_config()
+
+
+@api("k")
+def destroy_exec_config_handle(handle):
+    _config.destroy_exec_config(handle)
+
+
+@api("kkI")
+def set_exec_config_opt(handle, attr, value):
+    _config.set_exec_config_opt(handle, attr, value)
+
+
+@api("Ikkkk")
+def execute_v2(model_id, input, output, stream, handle):
+    _config.execute_v2(_model.get(model_id), input, output, _device.resolve(stream), handle)
+
+
+# ----- bundles (see openacl.model.bundle for what a bundle of ONNX models is) -----
+
+
+@api("s", VALUE)
+def bundle_load_from_file(model_path):
+    return _bundle.load_from_file(model_path).id
+
+
+@api("kk", VALUE)
+def bundle_load_from_mem(model, model_size):
+    return _bundle.load_from_memory(model, model_size).id
+
+
+@api("I")
+def bundle_unload(bundle_id):
+    _bundle.unload(bundle_id)
+
+
+@api("Ik", VALUE)
+def bundle_get_model_id(bundle_id, index):
+    return _bundle.model_id(bundle_id, index)
+
+
+@api("I", VALUE)
+def bundle_get_model_num(bundle_id):
+    return _bundle.model_num(bundle_id)
+
+
+# ----- ops of a model -----
+
+
+@api("kss", BARE, failure=None)
+def get_op_attr(model_desc, op_name, attr):
+    return _opdesc.op_attr(_desc.descs.get(model_desc).model_id, op_name, attr)
 
 
 # ----- datasets -----
@@ -341,6 +550,17 @@ def get_dataset_buffer(dataset, index):
 @api("k")
 def destroy_dataset(dataset):
     _dataset.destroy_dataset(dataset)
+
+
+@api("kkk", VALUE, failure=FailureOf(lambda args: args[0]))
+def set_dataset_tensor_desc(dataset, tensor_desc, index):
+    _dataset.set_tensor_desc(dataset, tensor_desc, index)
+    return dataset
+
+
+@api("kk", BARE)
+def get_dataset_tensor_desc(dataset, index):
+    return _dataset.get_tensor_desc(dataset, index)
 
 
 # ----- dumps -----

@@ -20,9 +20,11 @@ from typing import NamedTuple
 
 import numpy as np
 
+from openacl.dtypes import acl_from_numpy
 from openacl.dump import manager as dump
 from openacl.errors import AclCode, AclError
-from openacl.model import dynamic
+from openacl.model import aipp, dynamic
+from openacl.model import dataset as _dataset
 from openacl.model.dataset import datasets
 from openacl.model.model import Model, TensorDesc
 from openacl.runtime import context as _context
@@ -34,8 +36,13 @@ from openacl.runtime.sched.task import work_task
 _INVALID = AclCode.ACL_ERROR_INVALID_PARAM
 
 
-def _input_shape(desc: TensorDesc, buffer: DataBuffer, index: int) -> tuple[int, ...]:
-    """The static shape, or one dynamic dimension solved from the buffer's size."""
+def _input_shape(
+    desc: TensorDesc, buffer: DataBuffer, index: int, given: tuple[int, ...] | None = None
+) -> tuple[int, ...]:
+    """The static shape; for a dynamic one, the dims of the dataset's tensor desc (``given``) if it has one,
+    else one dynamic dimension solved from the buffer's size."""
+    if not desc.is_static and given is not None:
+        return _given_shape(desc, buffer, index, given)
     if desc.is_static:
         if buffer.size < desc.size:
             raise AclError(
@@ -52,6 +59,22 @@ def _input_shape(desc: TensorDesc, buffer: DataBuffer, index: int) -> tuple[int,
     shape = list(desc.shape)
     shape[unknown[0]] = buffer.size // known
     return tuple(shape)
+
+
+def _given_shape(desc: TensorDesc, buffer: DataBuffer, index: int, given: tuple[int, ...]) -> tuple[int, ...]:
+    """A dynamic input's dims from ``set_dataset_tensor_desc``: the model's rank, its static dims, and no more
+    bytes than the buffer holds."""
+    fits = len(given) == len(desc.shape) and all(
+        g >= 0 and (d < 0 or g == d) for g, d in zip(given, desc.shape, strict=True)
+    )
+    if not fits:
+        raise AclError(_INVALID, f"input {index} ({desc.name}): tensor desc dims {list(given)} do not fit {desc.shape}")
+    need = math.prod(given) * desc.dtype.itemsize
+    if buffer.size < need:
+        raise AclError(
+            _INVALID, f"input {index} ({desc.name}) needs {need} bytes for {list(given)}, buffer has {buffer.size}"
+        )
+    return given
 
 
 def _gear(model: Model, inputs: list[DataBuffer]) -> tuple[int, ...] | None:
@@ -81,10 +104,14 @@ def prepare(model: Model, input_dataset: int, output_dataset: int) -> tuple[list
         raise AclError(_INVALID, f"model {model.id} has {len(model.outputs)} outputs, the dataset has {len(outputs)}")
     gear = _gear(model, inputs)
     gear_shapes = model.gears.shapes(gear) if model.gears is not None and gear is not None else None
-    feeds = []
+    feeds: list = []
+    aipp_feeds = aipp.feeds(model.aipp, inputs) if model.aipp is not None else {}
     for index, (desc, buffer) in enumerate(zip(model.inputs, inputs, strict=False)):
+        if index in aipp_feeds:  # raw image bytes, turned into the model's input when it runs
+            feeds.append(aipp_feeds[index])
+            continue
         if gear_shapes is None:
-            shape = _input_shape(desc, buffer, index)
+            shape = _input_shape(desc, buffer, index, _dataset.input_dims(input_dataset, index))
         else:
             shape = _gear_input(desc, buffer, index, gear_shapes[index])
         feeds.append(memory.view_array(buffer.addr, shape, desc.dtype))
@@ -95,7 +122,7 @@ def prepare(model: Model, input_dataset: int, output_dataset: int) -> tuple[list
         if (desc.is_static or output_shapes is not None) and buffer.size < need:
             raise AclError(_INVALID, f"output {index} ({desc.name}) needs {need} bytes, buffer has {buffer.size}")
         region = memory.region_for(buffer.addr, buffer.size, f"output {index} buffer", write=True)
-        targets.append(OutputTarget(buffer.addr, buffer.size, region.keep))
+        targets.append(OutputTarget(buffer.addr, buffer.size, region.keep, output_dataset, desc.format))
     return feeds, targets
 
 
@@ -105,6 +132,8 @@ class OutputTarget(NamedTuple):
     addr: int
     size: int
     keep: object
+    dataset: int = 0  # the output dataset, whose tensor desc for this output the run updates
+    format: int = 0
 
 
 def _write_outputs(model: Model, results: list[np.ndarray], targets: list[OutputTarget]) -> None:
@@ -113,10 +142,15 @@ def _write_outputs(model: Model, results: list[np.ndarray], targets: list[Output
             raise AclError(_INVALID, f"output {index} of model {model.id}: {result.nbytes} bytes, buffer {target.size}")
         result = np.ascontiguousarray(result)
         ctypes.memmove(target.addr, result.ctypes.data, result.nbytes)  # inside the region checked in prepare
+        if target.dataset:
+            _dataset.publish_output(
+                target.dataset, index, int(acl_from_numpy(result.dtype)), result.shape, target.format
+            )
 
 
 def run(model: Model, feeds: list[np.ndarray], buffers: list[OutputTarget], device_id: int, stream_id: int) -> None:
     """One execution, dumping it if the model's dump settings ask for it."""
+    feeds = aipp.resolve(feeds)
     job = dump.job_for(model, model.next_step())
     if job is None:
         results = model.run(feeds)

@@ -29,7 +29,7 @@ from openacl.dtypes import AclFormat, acl_from_numpy, numpy_from_onnx
 from openacl.dump import manager
 from openacl.errors import AclCode, AclError
 from openacl.log import get_logger
-from openacl.model import dynamic
+from openacl.model import aipp, dynamic
 from openacl.model.observed import ObservedModel
 from openacl.onnxrt import session_options
 from openacl.runtime import memory
@@ -51,6 +51,7 @@ class TensorDesc:
     shape: tuple[int, ...]
     format: int = AclFormat.ACL_FORMAT_ND
     largest_shape: tuple[int, ...] | None = None  # a gear model's dynamic input: its largest gear's shape
+    byte_size: int | None = None  # a dynamic-AIPP input: the bytes of its largest source image (openacl.model.aipp)
 
     @functools.cached_property
     def is_static(self) -> bool:
@@ -60,6 +61,8 @@ class TensorDesc:
     def size(self) -> int:
         """Bytes of one tensor: the largest gear's for a gear input, 0 when a dimension is otherwise dynamic
         (as CANN reports for dynamic shapes)."""
+        if self.byte_size is not None:
+            return self.byte_size
         if self.largest_shape is not None:
             return math.prod(self.largest_shape) * self.dtype.itemsize
         return math.prod(self.shape) * self.dtype.itemsize if self.is_static else 0
@@ -113,6 +116,10 @@ class Model:
         self.gear_outputs = self._gear_output_shapes() if self.gears is not None else {}
         #: What pyACL's description reports: the graph's inputs plus, for a gear model, the gear input.
         self.acl_inputs, self.acl_outputs = self._described()
+        shapes, dtypes = [d.shape for d in self.inputs], [d.dtype for d in self.inputs]
+        self.aipp = aipp.declared(metadata, self._input_names, shapes, self.gears is not None, dtypes)
+        if self.aipp is not None:
+            self.acl_inputs = self._with_aipp_inputs()
         self._observed = None
         self._observed_lock = threading.Lock()
         self.dump = None  # the dump settings captured at load (set_dump applies to models loaded after it)
@@ -150,6 +157,16 @@ class Model:
             largest = max((shapes[index] for shapes in self.gear_outputs.values()), key=math.prod)
             outputs.append(dataclasses.replace(desc, shape=largest))
         return (*inputs, gear_input), tuple(outputs)
+
+    def _with_aipp_inputs(self) -> tuple[TensorDesc, ...]:
+        """A dynamic-AIPP model's inputs: each AIPP'd input sized for its largest source image (uint8, as the
+        caller fills it), then one ``ascend_dynamic_aipp_data`` input per AIPP (see ``openacl.model.aipp``)."""
+        assert self.aipp is not None
+        inputs = list(self.acl_inputs)
+        for item in self.aipp.inputs:
+            inputs[item.related] = dataclasses.replace(inputs[item.related], byte_size=item.max_src_size)
+        extra = [TensorDesc(aipp.AIPP_INPUT_NAME, np.dtype(np.uint8), (item.data_size,)) for item in self.aipp.inputs]
+        return (*inputs, *extra)
 
     def select_gear(self, gear: tuple[int, ...]) -> None:
         """The gear ``get_cur_output_dims`` reports until the next execution or gear change."""
@@ -282,31 +299,6 @@ def describe_bytes(data: bytes, source: str) -> Model:
     if not data:
         raise AclError(AclCode.ACL_ERROR_MODEL_SIZE_INVALID, f"{source}: model size is 0")
     return Model(0, None, data, source)
-
-
-# ----- AIPP: openacl's models have none -----
-
-ACL_DATA_WITHOUT_AIPP = 0  # aclmdlInputAippType
-ACL_INVALID_NODE_INDEX = 0xFFFFFFFF  # no dynamic-AIPP input attached
-
-
-def aipp_type(model: Model, index: int) -> tuple[int, int]:
-    """``get_aipp_type``: every input of an ONNX model is data without AIPP, attached to no AIPP input."""
-    _check_input_index(model, index)
-    return ACL_DATA_WITHOUT_AIPP, ACL_INVALID_NODE_INDEX
-
-
-def first_aipp_info(model: Model, index: int) -> dict:
-    """``get_first_aipp_info``: there is no AIPP configuration to report (GE's 145015)."""
-    _check_input_index(model, index)
-    raise AclError(AclCode.ACL_ERROR_GE_AIPP_NOT_EXIST, f"model {model.id} input {index} has no AIPP configuration")
-
-
-def _check_input_index(model: Model, index: int) -> None:
-    if not 0 <= index < len(model.acl_inputs):
-        raise AclError(
-            AclCode.ACL_ERROR_INVALID_PARAM, f"model {model.id} has {len(model.acl_inputs)} inputs, no {index}"
-        )
 
 
 def get(model_id: int) -> Model:

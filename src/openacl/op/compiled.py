@@ -208,6 +208,18 @@ def _results(op_type: str, inferred, out_descs: list[TensorDesc]) -> tuple[Resul
     return tuple(results)
 
 
+#: ONNX's data propagation treats every 1-D integer input as a possible shape and builds one dimension per
+#: element: a [2**63 - 1] int64 input would take all memory. Past this many elements it is switched off (such an
+#: input is data, not a shape; ACL_MAX_DIM_CNT is 128).
+DATA_PROP_MAX_ELEMENTS = 4096
+
+
+def _data_prop_is_safe(feeds) -> bool:
+    return not any(
+        len(feed.shape) == 1 and feed.dtype.kind in "iu" and feed.shape[0] > DATA_PROP_MAX_ELEMENTS for feed in feeds
+    )
+
+
 def _lower(op_type: str, in_descs: list[TensorDesc], out_descs: list[TensorDesc], attr: OpAttr):
     """The operator's ONNX model (outputs untyped) with its types and shapes inferred, and its feeds."""
     from onnx import helper, shape_inference  # onnx takes half a second to import: only operator users pay
@@ -242,7 +254,7 @@ def _lower(op_type: str, in_descs: list[TensorDesc], out_descs: list[TensorDesc]
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="openacl.op")
     model.ir_version = IR_VERSION
     try:
-        inferred = shape_inference.infer_shapes(model, strict_mode=True, data_prop=True)
+        inferred = shape_inference.infer_shapes(model, strict_mode=True, data_prop=_data_prop_is_safe(feeds))
     except Exception as exc:
         reason = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
         raise input_mismatch(op_type, f"the inputs do not fit the operator: {reason}") from None

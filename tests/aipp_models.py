@@ -1,0 +1,84 @@
+"""Small ONNX models with a dynamic-AIPP input (``insert_op_conf`` metadata), and a per-pixel reference AIPP in
+plain Python to check openacl's against."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper
+
+AIPP_INPUT = "ascend_dynamic_aipp_data"
+YUV420SP_U8, XRGB8888_U8, RGB888_U8, YUV400_U8 = 1, 2, 3, 4
+#: ATC's YUV420SP -> RGB matrix (BT.601, full range) with input bias 0, 128, 128, as Ascend's docs give it
+YUV2RGB = (256, 0, 359, 256, -88, -183, 256, 454, 0)
+
+
+def aipp_model(
+    path: Path,
+    shape=(1, 3, 4, 6),
+    conf: str | None = None,
+    layout: str | None = None,
+    elem=TensorProto.FLOAT,
+    inputs: int = 1,
+) -> Path:
+    """``image`` (and ``image1`` ...) -> ``out`` (and ``out1`` ...): Identity, so the output is what AIPP made."""
+    names = ["image"] + [f"image{i}" for i in range(1, inputs)]
+    outs = ["out"] + [f"out{i}" for i in range(1, inputs)]
+    graph = helper.make_graph(
+        [helper.make_node("Identity", [n], [o]) for n, o in zip(names, outs, strict=True)],
+        "aippnet",
+        [helper.make_tensor_value_info(n, elem, list(shape)) for n in names],
+        [helper.make_tensor_value_info(o, elem, list(shape)) for o in outs],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    if conf is None:
+        conf = "aipp_op {\n  aipp_mode: dynamic\n  related_input_rank: 0\n  max_src_image_size: 4096\n}\n"
+    metadata = {"insert_op_conf": conf}
+    if layout is not None:
+        metadata["input_format"] = layout
+    for key, value in metadata.items():
+        entry = model.metadata_props.add()
+        entry.key, entry.value = key, value
+    onnx.save(model, str(path))
+    return path
+
+
+def reference_aipp(src: bytes, fmt: int, width: int, height: int, p: dict) -> np.ndarray:
+    """One image through CANN's documented AIPP steps, pixel by pixel: (C, H, W) float32."""
+
+    def pixel(x: int, y: int) -> list[int]:
+        if fmt == YUV420SP_U8:
+            yv = src[y * width + x]
+            base = width * height + (y // 2) * width + (x // 2) * 2
+            u, v = src[base], src[base + 1]
+            return [yv, v, u] if p.get("rbuv") else [yv, u, v]
+        if fmt == RGB888_U8:
+            r, g, b = src[(y * width + x) * 3 : (y * width + x) * 3 + 3]
+            return [b, g, r] if p.get("rbuv") else [r, g, b]
+        if fmt == XRGB8888_U8:
+            a0, a1, a2, a3 = src[(y * width + x) * 4 : (y * width + x) * 4 + 4]
+            rgb = [a0, a1, a2] if p.get("ax") else [a1, a2, a3]
+            return rgb[::-1] if p.get("rbuv") else rgb
+        return [src[y * width + x]]
+
+    sx, sy, cw, ch = p.get("crop", (0, 0, width, height))
+    top, bottom, left, right = p.get("pad", (0, 0, 0, 0))
+    channels = 1 if fmt == YUV400_U8 else 3
+    out = np.zeros((channels, ch + top + bottom, cw + left + right), np.float32)
+    mean, low, var = p.get("mean", (0, 0, 0, 0)), p.get("min", (0, 0, 0, 0)), p.get("var", (1, 1, 1, 1))
+    for y in range(ch):
+        for x in range(cw):
+            values = pixel(sx + x, sy + y)
+            if p.get("csc") and channels == 3:
+                m, ib, ob = p["csc"]
+                if fmt == YUV420SP_U8:  # YUV to RGB: the input bias
+                    rows = [sum(m[r * 3 + k] * (values[k] - ib[k]) for k in range(3)) >> 8 for r in range(3)]
+                else:  # RGB to YUV: the output bias
+                    rows = [(sum(m[r * 3 + k] * values[k] for k in range(3)) >> 8) + ob[r] for r in range(3)]
+                values = [min(255, max(0, v)) for v in rows]
+            for c in range(channels):
+                out[c, top + y, left + x] = (values[c] - mean[c] - low[c]) * var[c]
+    return out
