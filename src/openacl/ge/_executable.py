@@ -16,7 +16,7 @@ from openacl.ge import _lower
 from openacl.ge.graph import Graph
 from openacl.ge.passes import CompiledGraph, checkpoint_handle
 
-InputSpec = tuple[str, np.dtype, tuple[int | None, ...]]
+InputSpec = tuple[str, np.dtype, tuple[int | None, ...] | None]
 
 
 def input_specs(graph: Graph) -> list[InputSpec]:
@@ -39,6 +39,9 @@ def check_inputs(specs: Sequence[InputSpec], inputs: Sequence[Any]) -> tuple[lis
         if value.dtype != dtype:
             return [], f"input {i} ({name}) has dtype {value.dtype}, expected {dtype}"
         got = value.shape
+        if shape is None:  # a 0-dim Data before its first run: any shape
+            arrays.append(value)
+            continue
         if len(got) != len(shape) or any(d is not None and d != g for d, g in zip(shape, got, strict=True)):
             want = tuple("?" if d is None else d for d in shape)
             return [], f"input {i} ({name}) has shape {got}, expected {want}"
@@ -61,11 +64,17 @@ class Executable:
         self.model, self.output_names = _lower.lower(compiled, var_types)
         options = ort.SessionOptions()
         options.log_severity_level = 3
-        self.session = ort.InferenceSession(self.model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+        # A graph whose outputs are all unwired (GE builds it with an empty NetOutput) runs nothing.
+        self.session = (
+            ort.InferenceSession(self.model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+            if self.output_names
+            else None
+        )
         pos = _lower.output_positions(compiled)
         outputs = compiled.outputs
         self.data_names = [n.name for n in compiled.data]
-        self.var_names = list(compiled.variables)
+        # A variable the session has no value for yet, which this graph only assigns, is not an input.
+        self.var_names = [name for name in compiled.variables if name in var_types]
         # Invariant: positions into the list onnxruntime returns for ``output_names``.
         self.all_outputs = [pos[t] for t in outputs]
         self.plain_outputs = [pos[t] for t in compiled.checkpoint_outputs]
@@ -79,7 +88,8 @@ class Executable:
             self.save = list(positions.items())
         returned = set(self.all_outputs)
         self.assigns = [
-            (var, pos[tensor], *var_types[var], pos[tensor] in returned) for var, tensor in compiled.assigns.items()
+            (var, pos[tensor], *var_types.get(var, (None, None)), pos[tensor] in returned)
+            for var, tensor in compiled.assigns.items()
         ]
 
     @property
@@ -87,6 +97,8 @@ class Executable:
         return bool(self.summary)
 
     def run(self, arrays: Sequence[np.ndarray], variables: Sequence[np.ndarray]) -> list[np.ndarray]:
+        if self.session is None:
+            return []
         feeds = dict(zip(self.data_names, arrays, strict=True))
         feeds.update(zip(self.var_names, variables, strict=True))
         return self.session.run(self.output_names, feeds)
@@ -96,7 +108,7 @@ class Executable:
         updates = {}
         for var, i, dtype, shape, returned in self.assigns:
             value = results[i]
-            if value.dtype != dtype or value.shape != shape:
+            if dtype is not None and (value.dtype != dtype or value.shape != shape):
                 return {}, f"Assign gives variable {var!r} {value.dtype}{list(value.shape)}, not {dtype}{list(shape)}"
             value = value.copy() if returned else value  # the caller gets that array and may write to it
             value.flags.writeable = False

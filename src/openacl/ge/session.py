@@ -414,16 +414,21 @@ class Session:
             entry.running = True
             return True
 
-    def _build(self, api: str, entry: _GraphEntry) -> Executable | None:
+    def _build(self, api: str, entry: _GraphEntry, arrays: Sequence[np.ndarray] | None = None) -> Executable | None:
         """The entry's Executable, compiling it the first time; None (and one log line) if it cannot be built.
 
         A failed build is not remembered: a later call tries again (a variable it lacked may exist by then).
+        Data declared without a shape take the shapes of ``arrays``, the first run's inputs; later runs must
+        match them.
         """
         with entry.build_lock:
             if entry.exe is not None:
                 return entry.exe
+            graph = entry.graph
             try:
-                compiled = passes.compile_graph(entry.graph)
+                if arrays is not None and any(spec[2] is None for spec in entry.specs):
+                    graph = passes.with_data_shapes(graph, [a.shape for a in arrays])
+                compiled = passes.compile_graph(graph)
                 var_types, fresh = self._variable_types(compiled)
                 exe = Executable(compiled, var_types)
             except GeError as exc:
@@ -435,6 +440,7 @@ class Session:
             with self._lock:
                 for name, value in fresh.items():
                     self._variables.setdefault(name, value)
+            entry.specs = input_specs(graph)
             entry.exe = exe
             return exe
 
@@ -457,6 +463,8 @@ class Session:
                 elif value is not None:
                     types[name] = (value.dtype, value.shape)
                     fresh[name] = value
+                elif passes.only_assigned(compiled, name):
+                    continue  # an init graph: the run's Assign gives the variable its first value
                 else:
                     raise GeError(
                         GeStatus.FAILED,
@@ -466,13 +474,19 @@ class Session:
         return types, fresh
 
     def _run(self, entry: _GraphEntry, inputs: Sequence[Any], *, fire: bool) -> tuple[list[np.ndarray], int]:
-        arrays, bad = check_inputs(entry.specs, inputs)
+        specs = entry.specs
+        arrays, bad = check_inputs(specs, inputs)
         if bad:
             log.error("RunGraph: graph %d %s", entry.graph_id, bad)
             return [], GeStatus.PARAM_INVALID
-        exe = self._build("RunGraph", entry)
+        exe = self._build("RunGraph", entry, arrays)
         if exe is None:
             return [], GeStatus.GE_GRAPH_NOT_BUILT
+        if entry.specs is not specs:  # this run built the graph; its Data shapes may have just been fixed
+            arrays, bad = check_inputs(entry.specs, arrays)
+            if bad:
+                log.error("RunGraph: graph %d %s", entry.graph_id, bad)
+                return [], GeStatus.PARAM_INVALID
         return self._execute(exe, entry.graph_id, arrays, fire=fire)
 
     def _execute(
