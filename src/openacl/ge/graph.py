@@ -474,6 +474,10 @@ class Graph:
                 raise TypeError(f"expected a Tensor or a tensor name, got {type(tensor).__name__}")
         return names
 
+    def new_name(self, kind: str) -> str:
+        """A fresh node name ``<kind>_<n>``; one counter per graph (GE's ES builder names nodes so)."""
+        return self._auto_name(kind)
+
     def _auto_name(self, kind: str) -> str:
         while True:
             self._auto += 1
