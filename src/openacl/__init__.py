@@ -34,7 +34,9 @@ def install() -> None:
 class _GeFinder(importlib.abc.MetaPathFinder):
     """``ge`` -> ``openacl.gepy``, ``ge.x.y`` -> ``openacl.gepy.x.y``: the same module objects under both names."""
 
-    def find_spec(self, fullname: str, path: object = None, target: object = None) -> importlib.machinery.ModuleSpec | None:
+    def find_spec(
+        self, fullname: str, path: object = None, target: object = None
+    ) -> importlib.machinery.ModuleSpec | None:
         if fullname != GE_PACKAGE and not fullname.startswith(GE_PACKAGE + "."):
             return None
         real = GE_FACADE + fullname[len(GE_PACKAGE) :]

@@ -10,7 +10,6 @@ import re
 
 import numpy as np
 import pytest
-
 from tests.conformance.test_examples import ROOT, run
 
 PROGRAMS = ROOT / "tests" / "conformance" / "programs" / "gepy"
@@ -43,7 +42,7 @@ def run_program(name: str, tmp_path, *args: str):
 
 def six(values: np.ndarray) -> np.ndarray:
     """What GE prints: each float through ``%f``."""
-    return np.vectorize(lambda v: float("%f" % v))(values.astype(np.float64))
+    return np.vectorize(lambda v: float(f"{v:f}"))(values.astype(np.float64))
 
 
 pytestmark = pytest.mark.subprocess
@@ -148,8 +147,10 @@ def test_transformer_style_router(tmp_path):
     keep = np.zeros_like(group)
     keep[np.argsort(-group)[:3]] = 1
     masked = np.where(keep[:, None] > 0, biased, 0)
-    (f1, d1, s1, chosen), (f2, d2, s2, routed) = tensors(out)
+    (_, d1, s1, chosen), (_, d2, s2, routed) = tensors(out)
     assert (d1, s1, d2, s2) == (9, [12, 2], 0, [12, 2])  # int64 indices, float weights
     # ties (the zeroed rows) leave the choice of index open: check what was chosen, not which index
-    np.testing.assert_allclose(np.take_along_axis(masked, chosen, 1), np.sort(masked, axis=1)[:, ::-1][:, :2], rtol=1e-5)
+    np.testing.assert_allclose(
+        np.take_along_axis(masked, chosen, 1), np.sort(masked, axis=1)[:, ::-1][:, :2], rtol=1e-5
+    )
     np.testing.assert_allclose(routed, np.take_along_axis(scores, chosen, 1) / 2 + 0.5, atol=2e-6)

@@ -46,7 +46,11 @@ def test_tensor_like_conversion():
     convert_to_tensor_holder([[1, 2.0]], b)
     values = [n.attrs["value"] for n in graph_nodes if n.type == "Const"]
     assert [(v.dtype, v.shape) for v in values] == [
-        (np.int64, ()), (np.int64, ()), (np.float32, ()), (np.int64, (2, 2)), (np.float32, (1, 2)),
+        (np.int64, ()),
+        (np.int64, ()),
+        (np.float32, ()),
+        (np.int64, (2, 2)),
+        (np.float32, (1, 2)),
     ]
     with pytest.raises(ValueError, match="ragged"):
         convert_to_tensor_holder([[1, 2], [3]], b)
@@ -126,9 +130,8 @@ def test_scopes_put_attributes_and_control_edges_on_new_nodes():
     assert node.get_attr("_stream_label") == "a" and node.get_attr("rank") == 2
     assert graph.find_node_by_name(outer.name).get_attr("rank") == 1
     assert [n.name for n in graph.find_node_by_name(late.name).get_in_control_nodes()] == [inner.name, outer.name]
-    with pytest.raises(ValueError):
-        with attr_scope({"bad": []}):
-            pass
+    with pytest.raises(ValueError), attr_scope({"bad": []}):
+        pass
 
 
 def test_tensor_holder_is_not_constructible_and_sets_descs():

@@ -52,7 +52,9 @@ def test_ge_is_not_importable_without_install():
 
 @pytest.mark.subprocess
 def test_install_does_not_load_gepy_until_imported():
-    code = "import openacl, sys; openacl.install(); print('openacl.gepy' in sys.modules); import ge.session; " \
-           "print('openacl.gepy.session' in sys.modules)"
+    code = (
+        "import openacl, sys; openacl.install(); print('openacl.gepy' in sys.modules); import ge.session; "
+        "print('openacl.gepy.session' in sys.modules)"
+    )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert result.stdout.split() == ["False", "True"], result.stderr

@@ -83,7 +83,7 @@ def test_failures_are_ge_errors_with_api_name_context_and_text(initialized):
 def test_session_before_initialize_fails_at_first_call():
     session = Session()
     assert GeApi.ge_initialize({"ge.exec.deviceId": "0"}) == 0
-    with pytest.raises(GeError, match="AddGraph failed; graph_id=1; .*created before GEInitialize"):
+    with pytest.raises(GeError, match=r"AddGraph failed; graph_id=1; .*created before GEInitialize"):
         session.add_graph(1, relu_graph())
 
 

@@ -31,7 +31,7 @@ def test_floats_have_six_decimals_like_std_to_string():
     t = Tensor([1e-7, 1.4628916, -0.5, 1e20], None, DataType.DT_FLOAT, Format.FORMAT_ND, [4])
     data = t.get_data()
     assert data[0] == 0.0 and data[1] == 1.462892 and data[2] == -0.5
-    assert data[3] == float("%f" % np.float32(1e20))
+    assert data[3] == float(f"{np.float32(1e20):f}")
 
 
 def test_integer_types_truncate_and_print_exactly():
@@ -48,7 +48,7 @@ def test_scalar_get_data_is_a_bare_number():
 def test_float16_goes_through_float():
     t = Tensor([0.1, 2.5], None, DataType.DT_FLOAT16, Format.FORMAT_ND, [2])
     assert np.asarray(t).dtype == np.float16
-    assert t.get_data() == [float("%f" % np.float16(0.1)), 2.5]
+    assert t.get_data() == [float(f"{np.float16(0.1):f}"), 2.5]
 
 
 def test_bool_list_makes_a_bool_tensor_whose_data_cannot_be_read():

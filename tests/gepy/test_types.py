@@ -2,16 +2,25 @@
 
 from __future__ import annotations
 
+import pytest
 from ge.graph import DumpFormat, Shape, TensorDesc
 from ge.graph.types import AttrValueType, DataType, Format, Placement
 
-import pytest
-
 
 def test_numbers():
-    assert (DataType.DT_FLOAT, DataType.DT_INT64, DataType.DT_BOOL, DataType.DT_BF16, DataType.DT_MAX) == (0, 9, 12, 27, 43)
+    assert (DataType.DT_FLOAT, DataType.DT_INT64, DataType.DT_BOOL, DataType.DT_BF16, DataType.DT_MAX) == (
+        0,
+        9,
+        12,
+        27,
+        43,
+    )
     assert (Format.FORMAT_NCHW, Format.FORMAT_ND, Format.FORMAT_FRACTAL_NZ, Format.FORMAT_NCDHW, Format.FORMAT_MAX) == (
-        0, 2, 29, 30, 53,
+        0,
+        2,
+        29,
+        30,
+        53,
     )
     assert Format.FORMAT_C1HWNCoC0 == 25 and Format.FORMAT_FRACTAL_NZ_C0_32 == 51
     assert (Placement.PLACEMENT_HOST, Placement.PLACEMENT_DEVICE) == (0, 1)

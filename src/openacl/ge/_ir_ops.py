@@ -109,7 +109,7 @@ def _last_two(ctx: LowerContext, tensor: str) -> str:
     rank = ctx.rank(tensor)
     if rank is None or rank < 2:
         ctx.fail(f"adjoint of {tensor!r} needs its rank (>= 2), which openacl cannot infer here")
-    perm = list(range(rank - 2)) + [rank - 1, rank - 2]
+    perm = [*range(rank - 2), rank - 1, rank - 2]
     return ctx.emit("Transpose", [tensor], perm=perm)[0]
 
 
@@ -156,7 +156,9 @@ def _squeeze(ctx: LowerContext, ins: list, a: dict, outs: list[str]) -> None:
 
 
 def _expand_dims(ctx: LowerContext, ins: list, a: dict, outs: list[str]) -> None:
-    ctx.emit("Unsqueeze", [ins[0], ctx.emit("Reshape", [_int64(ctx, ins[1]), ctx.const(np.array([1], _INT64))])[0]], outs)
+    ctx.emit(
+        "Unsqueeze", [ins[0], ctx.emit("Reshape", [_int64(ctx, ins[1]), ctx.const(np.array([1], _INT64))])[0]], outs
+    )
 
 
 def _concat(x_at: int, dim_at: int):
@@ -188,7 +190,7 @@ def _split_v(ctx: LowerContext, ins: list, a: dict, outs: list[str]) -> None:
 def _topk(ctx: LowerContext, ins: list, a: dict, outs: list[str]) -> None:
     k = ctx.emit("Reshape", [_int64(ctx, ins[1]), ctx.const(np.array([1], _INT64))])[0]
     attrs = {"axis": a["dim"], "largest": int(a["largest"]), "sorted": int(a["sorted"])}
-    values, indices = ctx.emit("TopK", [ins[0], k], [outs[0], f"{outs[1]}__int64"], **attrs)
+    _, indices = ctx.emit("TopK", [ins[0], k], [outs[0], f"{outs[1]}__int64"], **attrs)
     index_type = _ge_dtype(ctx, a["indices_dtype"]) if "indices_dtype" in a else np.dtype(np.int32)
     ctx.emit("Cast", [indices], [outs[1]], to=dtypes.onnx_from_numpy(index_type))
 
@@ -327,7 +329,9 @@ def _tile(ctx: LowerContext, ins: list, a: dict, outs: list[str]) -> None:
 
 def _pad(ctx: LowerContext, ins: list, a: dict, outs: list[str]) -> None:
     """GE paddings ``[[before, after], ...]`` -> ONNX ``[before..., after...]``."""
-    flat = ctx.emit("Reshape", [ctx.emit("Transpose", [_int64(ctx, ins[1])], perm=[1, 0])[0], ctx.const(np.array([-1], _INT64))])
+    flat = ctx.emit(
+        "Reshape", [ctx.emit("Transpose", [_int64(ctx, ins[1])], perm=[1, 0])[0], ctx.const(np.array([-1], _INT64))]
+    )
     ctx.emit("Pad", [ins[0], flat[0]], outs, mode="constant")
 
 
@@ -468,10 +472,22 @@ RECORDS: tuple[IrOp, ...] = (
     ir("Rsqrt", "x", lower=_rsqrt, onnx="Sqrt, Reciprocal"),
     ir("Relu6", "x", lower=_relu6, onnx="Clip"),
     ir("Gelu", "x", lower=_gelu, onnx="Erf"),
-    ir("LeakyRelu", "x", "y", [("negative_slope", _F, 0.0)], onnx="LeakyRelu",
-       lower=lambda c, i, a, o: c.emit("LeakyRelu", [i[0]], o, alpha=a["negative_slope"])),
-    ir("Elu", "x", "y", [("alpha", _F, 1.0)], onnx="Elu",
-       lower=lambda c, i, a, o: c.emit("Elu", [i[0]], o, alpha=a["alpha"])),
+    ir(
+        "LeakyRelu",
+        "x",
+        "y",
+        [("negative_slope", _F, 0.0)],
+        onnx="LeakyRelu",
+        lower=lambda c, i, a, o: c.emit("LeakyRelu", [i[0]], o, alpha=a["negative_slope"]),
+    ),
+    ir(
+        "Elu",
+        "x",
+        "y",
+        [("alpha", _F, 1.0)],
+        onnx="Elu",
+        lower=lambda c, i, a, o: c.emit("Elu", [i[0]], o, alpha=a["alpha"]),
+    ),
     ir("ZerosLike", "x", lower=_like(0), onnx="ConstantOfShape"),
     ir("OnesLike", "x", lower=_like(1), onnx="ConstantOfShape"),
     ir("LogicalNot", "x", lower=_logical("Not"), onnx="Not"),
@@ -495,8 +511,7 @@ RECORDS: tuple[IrOp, ...] = (
         )
     ),
     ir("Pow", "x1 x2", lower=_binary("Pow"), onnx="Pow"),
-    ir("NotEqual", "x1 x2", onnx="Equal, Not",
-       lower=lambda c, i, a, o: c.emit("Not", _binary_emit(c, "Equal", i), o)),
+    ir("NotEqual", "x1 x2", onnx="Equal, Not", lower=lambda c, i, a, o: c.emit("Not", _binary_emit(c, "Equal", i), o)),
     ir("SquaredDifference", "x1 x2", lower=_squared_difference, onnx="Sub, Mul"),
     ir("LogicalAnd", "x1 x2", lower=_logical("And"), onnx="And"),
     ir("LogicalOr", "x1 x2", lower=_logical("Or"), onnx="Or"),
@@ -504,16 +519,38 @@ RECORDS: tuple[IrOp, ...] = (
     ir("Select", "condition x1 x2", lower=_select, onnx="Where"),
     ir("MaskedFill", "x mask value", lower=_masked_fill, onnx="Where"),
     # matrix
-    ir("MatMul", "x1 x2 bias?", "y", [("transpose_x1", _B, False), ("transpose_x2", _B, False)],
-       lower=_matmul, onnx="MatMul"),
-    ir("MatMulV2", "x1 x2 bias? offset_w?", "y",
-       [("transpose_x1", _B, False), ("transpose_x2", _B, False), ("offset_x", _I, 0)],
-       lower=lambda c, i, a, o: _matmul(c, i[:3], a, o), onnx="MatMul"),
-    ir("BatchMatMul", "x1 x2 bias?", "y", [("adj_x1", _B, False), ("adj_x2", _B, False)],
-       lower=_batch_matmul("adj_x1", "adj_x2"), onnx="MatMul"),
-    ir("BatchMatMulV2", "x1 x2 bias? offset_w?", "y",
-       [("adj_x1", _B, False), ("adj_x2", _B, False), ("offset_x", _I, 0)],
-       lower=lambda c, i, a, o: _batch_matmul("adj_x1", "adj_x2")(c, i[:3], a, o), onnx="MatMul"),
+    ir(
+        "MatMul",
+        "x1 x2 bias?",
+        "y",
+        [("transpose_x1", _B, False), ("transpose_x2", _B, False)],
+        lower=_matmul,
+        onnx="MatMul",
+    ),
+    ir(
+        "MatMulV2",
+        "x1 x2 bias? offset_w?",
+        "y",
+        [("transpose_x1", _B, False), ("transpose_x2", _B, False), ("offset_x", _I, 0)],
+        lower=lambda c, i, a, o: _matmul(c, i[:3], a, o),
+        onnx="MatMul",
+    ),
+    ir(
+        "BatchMatMul",
+        "x1 x2 bias?",
+        "y",
+        [("adj_x1", _B, False), ("adj_x2", _B, False)],
+        lower=_batch_matmul("adj_x1", "adj_x2"),
+        onnx="MatMul",
+    ),
+    ir(
+        "BatchMatMulV2",
+        "x1 x2 bias? offset_w?",
+        "y",
+        [("adj_x1", _B, False), ("adj_x2", _B, False), ("offset_x", _I, 0)],
+        lower=lambda c, i, a, o: _batch_matmul("adj_x1", "adj_x2")(c, i[:3], a, o),
+        onnx="MatMul",
+    ),
     # shape and layout
     ir("Cast", "x", "y", [("dst_type", _I)], lower=_cast, onnx="Cast"),
     ir("Reshape", "x shape", "y", [("axis", _I, 0), ("num_axes", _I, -1)], lower=_reshape, onnx="Reshape"),
@@ -533,56 +570,138 @@ RECORDS: tuple[IrOp, ...] = (
     ir("Tile", "x multiples", lower=_tile, onnx="Tile"),
     ir("Pad", "x paddings", lower=_pad, onnx="Pad"),
     ir("Slice", "x offsets size", lower=_slice, onnx="Slice"),
-    ir("StridedSlice", "x begin end strides?", "y",
-       [("begin_mask", _I, 0), ("end_mask", _I, 0), ("ellipsis_mask", _I, 0), ("new_axis_mask", _I, 0),
-        ("shrink_axis_mask", _I, 0)],
-       lower=_strided_slice, onnx="Slice"),
+    ir(
+        "StridedSlice",
+        "x begin end strides?",
+        "y",
+        [
+            ("begin_mask", _I, 0),
+            ("end_mask", _I, 0),
+            ("ellipsis_mask", _I, 0),
+            ("new_axis_mask", _I, 0),
+            ("shrink_axis_mask", _I, 0),
+        ],
+        lower=_strided_slice,
+        onnx="Slice",
+    ),
     ir("Range", "start limit delta", lower=_range, onnx="Range"),
     # gather / scatter / selection
     ir("GatherElements", "x index", "y", [("dim", _I, 0)], lower=_gather_elements, onnx="GatherElements"),
     ir("GatherV2", "x indices axis", "y", [("batch_dims", _I, 0)], lower=_gather_v2, onnx="Gather"),
-    ir("Gather", "x indices", "y", [("validate_indices", _B, True), ("batch_dims", _I, 0)],
-       lower=_gather, onnx="Gather"),
-    ir("ScatterElements", "data indices updates", "y", [("axis", _I, 0), ("reduction", _S, "none")],
-       lower=_scatter_elements, onnx="ScatterElements"),
-    ir("TopKV2", "x k", "values indices",
-       [("sorted", _B, True), ("dim", _I, -1), ("largest", _B, True), ("indices_dtype", _T, _DT_INT32)],
-       lower=_topk, onnx="TopK"),
-    ir("TopK", "x k", "values indices", [("sorted", _B, True), ("largest", _B, True), ("dim", _I, -1)],
-       lower=_topk, onnx="TopK"),
+    ir(
+        "Gather",
+        "x indices",
+        "y",
+        [("validate_indices", _B, True), ("batch_dims", _I, 0)],
+        lower=_gather,
+        onnx="Gather",
+    ),
+    ir(
+        "ScatterElements",
+        "data indices updates",
+        "y",
+        [("axis", _I, 0), ("reduction", _S, "none")],
+        lower=_scatter_elements,
+        onnx="ScatterElements",
+    ),
+    ir(
+        "TopKV2",
+        "x k",
+        "values indices",
+        [("sorted", _B, True), ("dim", _I, -1), ("largest", _B, True), ("indices_dtype", _T, _DT_INT32)],
+        lower=_topk,
+        onnx="TopK",
+    ),
+    ir(
+        "TopK",
+        "x k",
+        "values indices",
+        [("sorted", _B, True), ("largest", _B, True), ("dim", _I, -1)],
+        lower=_topk,
+        onnx="TopK",
+    ),
     ir("ArgMaxV2", "x dimension", "y", [("dtype", _T, _DT_INT64)], lower=_arg_max, onnx="ArgMax"),
     # reductions (GE spells TensorFlow's Sum and Mean as ReduceSum and ReduceMean; both spellings are here)
-    ir("ReduceSum", "x axes", "y", [("keep_dims", _B, False), ("noop_with_empty_axes", _B, True)],
-       lower=_reduce("ReduceSum", True), onnx="ReduceSum"),
+    ir(
+        "ReduceSum",
+        "x axes",
+        "y",
+        [("keep_dims", _B, False), ("noop_with_empty_axes", _B, True)],
+        lower=_reduce("ReduceSum", True),
+        onnx="ReduceSum",
+    ),
     ir("Sum", "x axes", "y", [("keep_dims", _B, False)], lower=_reduce("ReduceSum", True), onnx="ReduceSum"),
-    ir("ReduceSumD", "x", "y", [("axes", _LI), ("keep_dims", _B, False)],
-       lower=_reduce("ReduceSum", True), onnx="ReduceSum"),
-    ir("ReduceMean", "x axes", "y", [("keep_dims", _B, False), ("noop_with_empty_axes", _B, True)],
-       lower=_reduce("ReduceMean", False), onnx="ReduceMean"),
+    ir(
+        "ReduceSumD",
+        "x",
+        "y",
+        [("axes", _LI), ("keep_dims", _B, False)],
+        lower=_reduce("ReduceSum", True),
+        onnx="ReduceSum",
+    ),
+    ir(
+        "ReduceMean",
+        "x axes",
+        "y",
+        [("keep_dims", _B, False), ("noop_with_empty_axes", _B, True)],
+        lower=_reduce("ReduceMean", False),
+        onnx="ReduceMean",
+    ),
     ir("Mean", "x axes", "y", [("keep_dims", _B, False)], lower=_reduce("ReduceMean", False), onnx="ReduceMean"),
-    ir("ReduceMeanD", "x", "y", [("axes", _LI), ("keep_dims", _B, False)],
-       lower=_reduce("ReduceMean", False), onnx="ReduceMean"),
+    ir(
+        "ReduceMeanD",
+        "x",
+        "y",
+        [("axes", _LI), ("keep_dims", _B, False)],
+        lower=_reduce("ReduceMean", False),
+        onnx="ReduceMean",
+    ),
     ir("ReduceMax", "x axes", "y", [("keep_dims", _B, False)], lower=_reduce("ReduceMax", False), onnx="ReduceMax"),
     ir("ReduceMin", "x axes", "y", [("keep_dims", _B, False)], lower=_reduce("ReduceMin", False), onnx="ReduceMin"),
-    ir("ReduceProd", "x axes", "y", [("keep_dims", _B, False)],
-       lower=_reduce("ReduceProd", False), onnx="ReduceProd"),
+    ir("ReduceProd", "x axes", "y", [("keep_dims", _B, False)], lower=_reduce("ReduceProd", False), onnx="ReduceProd"),
     # neural network
     ir("SoftmaxV2", "x", "y", [("axes", _LI, [-1])], lower=_softmax("Softmax"), onnx="Softmax"),
     ir("Softmax", "x", "y", [("axes", _LI, [-1])], lower=_softmax("Softmax"), onnx="Softmax"),
     ir("LogSoftmaxV2", "x", "logsoftmax", [("axes", _LI, [-1])], lower=_softmax("LogSoftmax"), onnx="LogSoftmax"),
     ir("BiasAdd", "x bias", "y", [("data_format", _S, "NHWC")], lower=_bias_add, onnx="Add"),
-    ir("BatchNorm", "x scale offset mean? variance?",
-       "y batch_mean batch_variance reserve_space_1 reserve_space_2 reserve_space_3",
-       [("epsilon", _F, 0.0001), ("data_format", _S, "NHWC"), ("is_training", _B, True),
-        ("exponential_avg_factor", _F, 1.0)],
-       lower=_batch_norm, onnx="ReduceMean, Sub, Div, Mul, Add"),
-    ir("Conv2D", "x filter bias? offset_w?", "y",
-       [("strides", _LI), ("pads", _LI), ("dilations", _LI, [1, 1, 1, 1]), ("groups", _I, 1),
-        ("data_format", _S, "NHWC"), ("offset_x", _I, 0)],
-       lower=_conv2d, onnx="Conv"),
+    ir(
+        "BatchNorm",
+        "x scale offset mean? variance?",
+        "y batch_mean batch_variance reserve_space_1 reserve_space_2 reserve_space_3",
+        [
+            ("epsilon", _F, 0.0001),
+            ("data_format", _S, "NHWC"),
+            ("is_training", _B, True),
+            ("exponential_avg_factor", _F, 1.0),
+        ],
+        lower=_batch_norm,
+        onnx="ReduceMean, Sub, Div, Mul, Add",
+    ),
+    ir(
+        "Conv2D",
+        "x filter bias? offset_w?",
+        "y",
+        [
+            ("strides", _LI),
+            ("pads", _LI),
+            ("dilations", _LI, [1, 1, 1, 1]),
+            ("groups", _I, 1),
+            ("data_format", _S, "NHWC"),
+            ("offset_x", _I, 0),
+        ],
+        lower=_conv2d,
+        onnx="Conv",
+    ),
     # training
-    ir("ApplyGradientDescent", "var alpha delta", "var", [("use_locking", _B, False)],
-       lower=_apply_gradient_descent, onnx="Mul, Sub", refs=[("var", "var")]),
+    ir(
+        "ApplyGradientDescent",
+        "var alpha delta",
+        "var",
+        [("use_locking", _B, False)],
+        lower=_apply_gradient_descent,
+        onnx="Mul, Sub",
+        refs=[("var", "var")],
+    ),
     # control flow
     ir("If", "cond input*", "output*", subgraphs="then_branch else_branch", lower=_if, onnx="If"),
     # what a CPU cannot run
@@ -621,7 +740,10 @@ RECORDS: tuple[IrOp, ...] = (
             "MoeFinalizeRouting",
         )
     ),
-    ir("TransData", unsupported="it converts to NPU storage layouts (FRACTAL_NZ, NC1HWC0, ...), which openacl does not keep"),
+    ir(
+        "TransData",
+        unsupported="it converts to NPU storage layouts (FRACTAL_NZ, NC1HWC0, ...), which openacl does not keep",
+    ),
 )
 
 

@@ -131,6 +131,9 @@ class _Context:
         self.consts: dict[str, np.ndarray] = {}
         self.op_type = ""
         self.node_name = ""
+        for info in graph_inputs if parent is None else ():
+            if info.type.tensor_type.HasField("shape"):
+                self.ranks[info.name] = len(info.type.tensor_type.shape.dim)
 
     def begin(self, node: Any) -> None:
         self.op_type, self.node_name = node.type, node.name

@@ -288,9 +288,7 @@ class Graph:
         total = sum(out_groups)
         outs = [name] if total == 1 else [f"{name}:{i}" for i in range(total)]
         self._claim(name, outs)
-        self.nodes.append(
-            Node(name, op_type, flat, outs, values, _ops.GE_DOMAIN, tuple(groups), tuple(out_groups))
-        )
+        self.nodes.append(Node(name, op_type, flat, outs, values, _ops.GE_DOMAIN, tuple(groups), tuple(out_groups)))
         result: list[Any] = []
         tensors = iter(Tensor(out, self) for out in outs)
         for out, n in zip(record.outputs, out_groups, strict=True):
@@ -314,8 +312,9 @@ class Graph:
             if source not in node.control:
                 node.control = (*node.control, source)
 
-    def set_desc(self, tensor: TensorLike, *, dtype: Any = None, shape: Sequence[int] | None = None,
-                 format: int | None = None) -> None:
+    def set_desc(
+        self, tensor: TensorLike, *, dtype: Any = None, shape: Sequence[int] | None = None, format: int | None = None
+    ) -> None:
         """Change what a tensor is declared as: a Data input takes the dtype and shape; any node keeps the
         format (GE ``Format`` number) under ``_output_format``, and NPU storage formats fail the build."""
         node = self.producer(tensor)
@@ -411,8 +410,16 @@ class Graph:
         name = node.name or self._auto_name(node.op_type)
         self._claim(name, list(node.output))
         self.nodes.append(
-            Node(name, node.op_type, [i for i in inputs if i], list(node.output), attrs, _ops.GE_DOMAIN,
-                 tuple(groups), out_groups)
+            Node(
+                name,
+                node.op_type,
+                [i for i in inputs if i],
+                list(node.output),
+                attrs,
+                _ops.GE_DOMAIN,
+                tuple(groups),
+                out_groups,
+            )
         )
 
     # ----- helpers -----

@@ -19,7 +19,6 @@ import onnx
 from google.protobuf import text_format
 from onnx import helper, numpy_helper
 
-
 from openacl.ge.graph import Graph, Node
 
 __all__ = ["dump_dir", "dump_to_file", "onnx_model", "proto_text", "readable_text"]
@@ -131,8 +130,10 @@ def readable_text(graph: Graph) -> str:
     for node in graph.nodes:
         attrs = {k: v for k, v in node.attrs.items() if not isinstance(v, np.ndarray)}
         shown = ", ".join(f"{k}={v.name if isinstance(v, Graph) else v}" for k, v in sorted(attrs.items()))
-        lines.append(f"  {node.name}: {node.type}({', '.join(node.inputs)}) -> {', '.join(node.outputs)}"
-                     + (f" {{{shown}}}" if shown else ""))
+        lines.append(
+            f"  {node.name}: {node.type}({', '.join(node.inputs)}) -> {', '.join(node.outputs)}"
+            + (f" {{{shown}}}" if shown else "")
+        )
     lines.append(f"  NetOutput_{graph.name}: NetOutput({', '.join(graph.outputs)})")
     return "\n".join(lines) + "\n"
 
@@ -147,6 +148,3 @@ def subgraphs(graph: Graph) -> list[Graph]:
                     found.append(sub)
                     found.extend(subgraphs(sub))
     return found
-
-
-

@@ -70,8 +70,9 @@ class Session:
         if not callable(callback):
             raise TypeError("callback must be callable")
         errmsg.clear()
-        return check(self._session.register_callback_func(key, _TensorCallback(callback)), "RegisterCallBackFunc",
-                     key=key)
+        return check(
+            self._session.register_callback_func(key, _TensorCallback(callback)), "RegisterCallBackFunc", key=key
+        )
 
     def __copy__(self) -> None:
         raise RuntimeError("Session does not support copy")

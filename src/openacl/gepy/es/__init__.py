@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from openacl.gepy.es import all  # noqa: A004 - GE-PY's plugin name
+from openacl.gepy.es import all
 from openacl.gepy.es.graph_builder import GraphBuilder
 from openacl.gepy.es.tensor_holder import TensorHolder
 

@@ -53,7 +53,9 @@ def output_class(record: IrOp) -> type[OpOutput] | None:
     if len(record.outputs) < 2:
         return None
     inputs = {i.name for i in record.inputs}
-    names = tuple(_py_name(o.name, "ref_", inputs) if o.name in inputs else _py_name(o.name, "out_") for o in record.outputs)
+    names = tuple(
+        _py_name(o.name, "ref_", inputs) if o.name in inputs else _py_name(o.name, "out_") for o in record.outputs
+    )
 
     def __init__(self: Any, *values: Any) -> None:
         for attr, value in zip(names, values, strict=True):
@@ -113,8 +115,9 @@ def make_function(record: IrOp, result_class: type[OpOutput] | None) -> Callable
         builder = _builder_of(record, given, values.get(owner) if owner else None, tensor_like)
         if tensor_like:
             given = [
-                [convert_to_tensor_holder(v, builder) for v in value] if isinstance(value, list)
-                and spec.kind == "dynamic" else convert_to_tensor_holder(value, builder)
+                [convert_to_tensor_holder(v, builder) for v in value]
+                if isinstance(value, list) and spec.kind == "dynamic"
+                else convert_to_tensor_holder(value, builder)
                 for (_, spec), value in zip(in_params, given, strict=True)
             ]
         output_counts = []
@@ -125,15 +128,22 @@ def make_function(record: IrOp, result_class: type[OpOutput] | None) -> Callable
         subgraphs = {}
         for pname, spec in subgraph_params:
             value = values[pname]
-            ok = all(isinstance(g, Graph) for g in value) if spec.dynamic and isinstance(value, list) else isinstance(
-                value, Graph
+            ok = (
+                all(isinstance(g, Graph) for g in value)
+                if spec.dynamic and isinstance(value, list)
+                else isinstance(value, Graph)
             )
             if not ok:
                 raise TypeError(f"{record.type}: {pname} must be a Graph" + (" list" if spec.dynamic else ""))
             subgraphs[spec.name] = value
         attrs = {attr.name: values[pname] for pname, attr in attr_params}
         outputs = apply_op(
-            builder, record.type, given, attrs, output_counts=output_counts, subgraphs=subgraphs,
+            builder,
+            record.type,
+            given,
+            attrs,
+            output_counts=output_counts,
+            subgraphs=subgraphs,
             name=values.get("name") if record.type == SUMMARY else None,
         )
         if result_class is not None:
@@ -177,7 +187,9 @@ def _unsupported(record: IrOp) -> Callable[..., Any]:
 
 
 def _doc(record: IrOp) -> str:
-    ins = ", ".join(f"{i.name}{'?' if i.kind == 'optional' else '*' if i.kind == 'dynamic' else ''}" for i in record.inputs)
+    ins = ", ".join(
+        f"{i.name}{'?' if i.kind == 'optional' else '*' if i.kind == 'dynamic' else ''}" for i in record.inputs
+    )
     outs = ", ".join(f"{o.name}{'*' if o.dynamic else ''}" for o in record.outputs) or "none"
     attrs = ", ".join(f"{a.name}: {a.kind}" + ("" if a.required else f" = {a.default!r}") for a in record.attrs)
     lowered = f" Lowered to ONNX {record.onnx}." if record.onnx else ""

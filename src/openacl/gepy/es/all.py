@@ -18,4 +18,4 @@ OUTPUT_CLASSES = {cls.__name__: cls for cls in _OUTPUT_CLASSES.values() if cls i
 globals().update(FUNCTIONS)
 globals().update(OUTPUT_CLASSES)
 
-__all__ = sorted([*FUNCTIONS, *OUTPUT_CLASSES])  # noqa: PLE0605 - built from the op table
+__all__ = sorted([*FUNCTIONS, *OUTPUT_CLASSES])

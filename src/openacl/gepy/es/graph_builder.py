@@ -36,7 +36,7 @@ __all__ = [
 _UINT32_MAX = 2**32 - 1
 
 
-class InputType(str, enum.Enum):
+class InputType(enum.StrEnum):
     DATA = "Data"
     REF_DATA = "RefData"
     AIPP_DATA = "AippData"
@@ -282,7 +282,11 @@ def apply_op(
     before = len(graph.nodes)
     try:
         outputs = graph.ge_op(
-            op_type, engine_inputs, dict(attrs or {}), name=name, output_counts=output_counts,
+            op_type,
+            engine_inputs,
+            dict(attrs or {}),
+            name=name,
+            output_counts=output_counts,
             subgraphs=engine_subgraphs,
         )
     except EngineError as exc:

@@ -1,4 +1,4 @@
-"""``ge.graph``: ``Graph``, ``DumpFormat``, ``Node``, ``Operator``, ``Tensor``, ``Shape``, ``TensorDesc`` and the enums."""
+"""``ge.graph``: ``Graph``, ``DumpFormat``, ``Node``, ``Operator``, ``Tensor``, ``Shape``, ``TensorDesc``, the enums."""
 
 from __future__ import annotations
 

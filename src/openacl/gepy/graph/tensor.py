@@ -175,7 +175,7 @@ class Tensor:
         array = self._host_array_for_text()
         kind = array.dtype.kind
         if kind == "f":
-            flat = [float("%f" % v) for v in array.astype(np.float64).ravel().tolist()]
+            flat = [float(f"{v:f}") for v in array.astype(np.float64).ravel().tolist()]
         elif kind in "iu":
             flat = array.ravel().tolist()
         elif kind == "b":

@@ -42,7 +42,9 @@ class TensorDesc:
     """``TensorDesc(shape=None, format=FORMAT_ND, data_type=DT_FLOAT)``; setters return self."""
 
     def __init__(
-        self, shape: Shape | list[int] | None = None, format: Format = Format.FORMAT_ND,
+        self,
+        shape: Shape | list[int] | None = None,
+        format: Format = Format.FORMAT_ND,
         data_type: DataType = DataType.DT_FLOAT,
     ) -> None:
         self._shape = Shape(list(shape) if shape is not None else None)

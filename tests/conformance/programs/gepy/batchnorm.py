@@ -11,7 +11,9 @@ from ge.session import Session
 
 def main():
     builder = GraphBuilder("BatchNormGraph")
-    x = builder.create_input(index=0, name="x", data_type=DataType.DT_FLOAT, format=Format.FORMAT_NCHW, shape=[2, 3, 1, 2])
+    x = builder.create_input(
+        index=0, name="x", data_type=DataType.DT_FLOAT, format=Format.FORMAT_NCHW, shape=[2, 3, 1, 2]
+    )
     mean = builder.create_input(index=1, name="mean", data_type=DataType.DT_FLOAT, shape=[3])
     variance = builder.create_input(index=2, name="variance", data_type=DataType.DT_FLOAT, shape=[3])
     scale = builder.create_const_float([1.0, 2.0, 0.5], shape=[3])

@@ -41,9 +41,7 @@ def build():
     biased = Reshape(scores, [-1, EXPERTS]) + Cast(Unsqueeze(bias, axes=[0]), dst_type=DataType.DT_FLOAT)
     group_score = ReduceSum(TopKV2(biased, 2).values, [-1])
     top_groups = Cast(TopKV2(group_score, 3, sorted=False).indices, dst_type=DataType.DT_INT64)
-    mask = ScatterElements(
-        ZerosLike(group_score), top_groups, Fill(Shape(top_groups), b.create_scalar_float(1.0))
-    )
+    mask = ScatterElements(ZerosLike(group_score), top_groups, Fill(Shape(top_groups), b.create_scalar_float(1.0)))
     keep = Identity(BroadcastTo(Unsqueeze(mask, axes=[-1]), [TOKENS, EXPERTS]))
     masked = MaskedFill(biased, LogicalNot(Cast(keep, dst_type=DataType.DT_BOOL)), b.create_scalar_float(0.0))
     chosen = Cast(TopKV2(masked, 2).indices, dst_type=DataType.DT_INT64)
