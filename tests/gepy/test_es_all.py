@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -325,4 +326,12 @@ def test_cases_cover_the_issue_list():
         "Assign",
     ]
     missing = [op for op in wanted if op not in _ops.REGISTRY or _ops.REGISTRY[op].unsupported]
+    assert missing == []
+
+
+def test_readme_states_the_table():
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    section = readme.split("## GE-PY (import ge)")[1].split("\n## ")[0]
+    assert f"The GE op table ({len(_ops.REGISTRY)} types; {len(_ops.runnable())} run on a CPU)" in section
+    missing = [op for op in _ops.runnable() if f"`{op}`" not in section]
     assert missing == []
