@@ -39,7 +39,7 @@ def check_inputs(specs: Sequence[InputSpec], inputs: Sequence[Any]) -> tuple[lis
         if value.dtype != dtype:
             return [], f"input {i} ({name}) has dtype {value.dtype}, expected {dtype}"
         got = value.shape
-        if shape is None:  # a 0-dim Data before its first run: any shape
+        if shape is None or got == shape:  # None: a 0-dim Data before its first run takes any shape
             arrays.append(value)
             continue
         if len(got) != len(shape) or any(d is not None and d != g for d, g in zip(shape, got, strict=True)):
@@ -70,6 +70,7 @@ class Executable:
             if self.output_names
             else None
         )
+        self._run = None if self.session is None else self.session.run
         pos = _lower.output_positions(compiled)
         outputs = compiled.outputs
         self.data_names = [n.name for n in compiled.data]
@@ -97,11 +98,11 @@ class Executable:
         return bool(self.summary)
 
     def run(self, arrays: Sequence[np.ndarray], variables: Sequence[np.ndarray]) -> list[np.ndarray]:
-        if self.session is None:
+        if self._run is None:
             return []
         feeds = dict(zip(self.data_names, arrays, strict=True))
         feeds.update(zip(self.var_names, variables, strict=True))
-        return self.session.run(self.output_names, feeds)
+        return self._run(self.output_names, feeds)
 
     def new_variables(self, results: list[np.ndarray]) -> tuple[dict[str, np.ndarray], str | None]:
         """The Assign results as read-only arrays, or why one does not fit its variable."""

@@ -243,10 +243,16 @@ class Session:
         code = self._usable("RunGraph") or id_code
         if code:
             return [], code
-        entry = self._entry("RunGraph", graph_id)
+        with self._lock:  # find the graph and mark it running in one critical section
+            entry = self._graphs.get(graph_id)
+            running = entry is not None and entry.running
+            if entry is not None and not running:
+                entry.running = True
         if entry is None:
+            log.error("RunGraph: graph id %d does not exist; add it with AddGraph first", graph_id)
             return [], GeStatus.GE_GRAPH_GRAPH_NOT_EXIST
-        if not self._start(entry):
+        if running:
+            log.error("graph %d is already running; parallel runs are not supported", graph_id)
             return [], GeStatus.GE_GRAPH_ALREADY_RUNNING
         try:
             return self._run(entry, inputs, fire=self.train)
@@ -421,6 +427,9 @@ class Session:
         Data declared without a shape take the shapes of ``arrays``, the first run's inputs; later runs must
         match them.
         """
+        exe = entry.exe  # built once and never unset: no lock needed to read it
+        if exe is not None:
+            return exe
         with entry.build_lock:
             if entry.exe is not None:
                 return entry.exe
@@ -501,12 +510,14 @@ class Session:
             if exe.save and SAVE not in callbacks:
                 log.error("No checkpoint callback found, graph_id:%d", graph_id)
                 return [], GeStatus.FAILED
-        with self._lock:
-            try:
-                variables = [self._variables[name] for name in exe.var_names]
-            except KeyError as exc:  # close() ran since the graph was built
-                log.error("RunGraph: graph %d: variable %s is gone (the session was closed)", graph_id, exc)
-                return [], GeStatus.FAILED
+        variables: list[np.ndarray] = []
+        if exe.var_names:
+            with self._lock:
+                try:
+                    variables = [self._variables[name] for name in exe.var_names]
+                except KeyError as exc:  # close() ran since the graph was built
+                    log.error("RunGraph: graph %d: variable %s is gone (the session was closed)", graph_id, exc)
+                    return [], GeStatus.FAILED
         try:
             results = exe.run(arrays, variables)
         except Exception as exc:
@@ -597,6 +608,8 @@ def _call_done(done: DoneCallback, code: int, outputs: list[np.ndarray]) -> None
 
 
 def _check_inputs_type(inputs: Any) -> None:
+    if type(inputs) is list:  # the common case, without the Sequence ABC check
+        return
     if isinstance(inputs, np.ndarray | str | bytes) or not isinstance(inputs, Sequence):
         raise TypeError(f"inputs must be a list of arrays, not {type(inputs).__name__}")
 

@@ -96,6 +96,9 @@ class _TensorCallback:
 def _input_arrays(inputs: Any) -> list[Any]:
     if not isinstance(inputs, list):
         raise TypeError("inputs must be a list of Tensor")
-    if not all(isinstance(t, Tensor) for t in inputs):
-        raise TypeError("All elements in inputs must be the type of Tensor")
-    return [t._host_array() for t in inputs]
+    arrays = []
+    for tensor in inputs:
+        if not isinstance(tensor, Tensor):
+            raise TypeError("All elements in inputs must be the type of Tensor")
+        arrays.append(tensor._host_array())
+    return arrays

@@ -32,6 +32,10 @@ _INT_TYPES = frozenset(
 )
 
 
+#: numpy dtype -> DataType of the outputs seen so far (run_graph wraps every output; keep that cheap).
+_DATA_TYPES: dict[np.dtype, DataType] = {}
+
+
 class Tensor:
     """``Tensor(data=None, file_path=None, data_type=DT_FLOAT, format=FORMAT_ND, shape=None, placement=HOST)``.
 
@@ -80,7 +84,10 @@ class Tensor:
         """A host tensor over an engine result (no copy)."""
         tensor = cls.__new__(cls)
         tensor._array = array
-        tensor._data_type = DataType(dtypes.ge_from_numpy(array.dtype))
+        data_type = _DATA_TYPES.get(array.dtype)
+        if data_type is None:
+            data_type = _DATA_TYPES[array.dtype] = DataType(dtypes.ge_from_numpy(array.dtype))
+        tensor._data_type = data_type
         tensor._format = format
         tensor._placement = Placement.PLACEMENT_HOST
         tensor._device = None
