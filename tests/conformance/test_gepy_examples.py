@@ -154,3 +154,19 @@ def test_transformer_style_router(tmp_path):
         np.take_along_axis(masked, chosen, 1), np.sort(masked, axis=1)[:, ::-1][:, :2], rtol=1e-5
     )
     np.testing.assert_allclose(routed, np.take_along_axis(scores, chosen, 1) / 2 + 0.5, atol=2e-6)
+
+
+def test_stream_run_with_default_and_registered_allocators(tmp_path):
+    out = run_program("add_async.py", tmp_path)
+    a = np.array([0.5, 1.0, 1.5, 2.0, 2.5, 3.0], np.float32)
+    b = np.array([1, 2, 3, 4, 5, 6], np.int64)
+    c = np.array([10, 10, 10, 20, 20, 20], np.int64)
+    printed = tensors(out)
+    assert len(printed) == 3
+    for fmt, dtype, shape, data in printed:
+        assert (fmt, dtype, shape) == (2, 0, [2, 3])
+        np.testing.assert_array_equal(data, (a + b + c).reshape(2, 3))
+    assert "[Info] default allocator: 1 output(s), placement 1" in out
+    # the registered pool is asked for each output and gets each block back, which it then reuses
+    assert out.count("[Pool] new 24 B") == 1 and out.count("[Pool] reuse 24 B") == 1
+    assert out.count("[Pool] back 24 B") == 2 and "[Info] the pool served 2 request(s)" in out

@@ -10,8 +10,10 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+import onnx
 import onnxruntime as ort
 
+from openacl import dtypes
 from openacl.ge import _lower
 from openacl.ge.graph import Graph
 from openacl.ge.passes import CompiledGraph, checkpoint_handle
@@ -62,6 +64,7 @@ class Executable:
     def __init__(self, compiled: CompiledGraph, var_types: _lower.VarTypes) -> None:
         self.compiled = compiled
         self.model, self.output_names = _lower.lower(compiled, var_types)
+        self._descs: list[tuple[np.dtype, tuple[int, ...]] | None] | None = None
         options = ort.SessionOptions()
         options.log_severity_level = 3
         # A graph whose outputs are all unwired (GE builds it with an empty NetOutput) runs nothing.
@@ -92,6 +95,25 @@ class Executable:
             (var, pos[tensor], *var_types.get(var, (None, None)), pos[tensor] in returned)
             for var, tensor in compiled.assigns.items()
         ]
+
+    def output_descs(self) -> list[tuple[np.dtype, tuple[int, ...]] | None]:
+        """``(dtype, shape)`` of each output ``outputs(with_summary=True)`` gives, from ONNX shape inference;
+        None for one whose shape is not static."""
+        if self._descs is None:
+            inferred = onnx.shape_inference.infer_shapes(self.model)
+            infos = {v.name: v for v in [*inferred.graph.value_info, *inferred.graph.output, *inferred.graph.input]}
+            descs: list[tuple[np.dtype, tuple[int, ...]] | None] = []
+            for i in self.all_outputs:
+                info = infos.get(self.output_names[i])
+                tensor_type = info.type.tensor_type if info is not None else None
+                if tensor_type is None or not tensor_type.elem_type or not tensor_type.HasField("shape"):
+                    descs.append(None)
+                    continue
+                dims = [d.dim_value if d.HasField("dim_value") else -1 for d in tensor_type.shape.dim]
+                ok = all(d >= 0 for d in dims)
+                descs.append((dtypes.numpy_from_onnx(tensor_type.elem_type), tuple(dims)) if ok else None)
+            self._descs = descs
+        return self._descs
 
     @property
     def is_summary_graph(self) -> bool:

@@ -30,11 +30,13 @@ from typing import Any
 import numpy as np
 import onnx
 
-from openacl.errors import GeError, GeStatus, code_name
-from openacl.ge import passes
+from openacl.errors import AclCode, AclError, GeError, GeStatus, code_name
+from openacl.ge import device_tensors, passes
 from openacl.ge._executable import Executable, InputSpec, check_inputs, input_specs, read_only
 from openacl.ge.graph import Graph
 from openacl.log import get_logger
+from openacl.runtime import device as rt_device
+from openacl.runtime.sched.task import work_task
 
 __all__ = ["GEFinalize", "GEInitialize", "Session", "ge_finalize", "ge_initialize", "is_initialized"]
 
@@ -143,6 +145,8 @@ class Session:
         self._graphs: dict[int, _GraphEntry] = {}
         self._variables: dict[str, np.ndarray] = {}
         self._callbacks: dict[str, Callback] = {}
+        #: stream handle -> the allocator its stream-ordered runs take output memory from (GE's external allocator)
+        self._allocators: dict[int, Any] = {}
         self._getvar_cache: dict[tuple[str, ...], Executable] = {}
         self._worker: _AsyncWorker | None = None
         self._closed = False
@@ -292,6 +296,118 @@ class Session:
         worker.submit(lambda: self._run_async(entry, copies, done))
         return GeStatus.SUCCESS
 
+    # ----- stream-ordered runs -----
+
+    def register_external_allocator(self, stream: int, allocator: Any) -> int:
+        """``RegisterExternalAllocator``: output memory of ``run_graph_with_stream_async`` on ``stream`` comes
+        from ``allocator.malloc(size)`` (a block with ``addr`` and ``size``) and goes back by ``free(block)``
+        when the output tensor is released. Replaces an earlier one. PARAM_INVALID for an unknown stream."""
+        if not isinstance(stream, int) or isinstance(stream, bool):
+            raise TypeError("stream must be an int")
+        if not callable(getattr(allocator, "malloc", None)) or not callable(getattr(allocator, "free", None)):
+            raise TypeError("allocator must have malloc(size) and free(block)")
+        code = self._usable("RegisterExternalAllocator") or self._stream_code("RegisterExternalAllocator", stream)
+        if code:
+            return code
+        with self._lock:
+            self._allocators[stream] = allocator
+        return GeStatus.SUCCESS
+
+    def unregister_external_allocator(self, stream: int) -> int:
+        """``UnregisterExternalAllocator``: the stream's outputs come from the device again. SUCCESS also when
+        none was registered (GE-PY then has only its default one to drop)."""
+        if not isinstance(stream, int) or isinstance(stream, bool):
+            raise TypeError("stream must be an int")
+        code = self._usable("UnregisterExternalAllocator")
+        if code:
+            return code
+        with self._lock:
+            self._allocators.pop(stream, None)
+        return GeStatus.SUCCESS
+
+    def run_graph_with_stream_async(
+        self, graph_id: int, stream: int, inputs: Sequence[Any]
+    ) -> tuple[list[device_tensors.DeviceTensor], int]:
+        """``RunGraphWithStreamAsync``: queue a run on an ``acl`` stream; returns its device outputs at once.
+
+        Inputs are :class:`~openacl.ge.device_tensors.DeviceTensor` (read when the stream reaches the run, so
+        copies queued before it are seen) or host arrays. The outputs' memory is allocated now, from the
+        stream's registered allocator or the current device, so the graph's output shapes must be static
+        (FAILED otherwise); their data is written when the run executes: synchronize the stream before reading
+        them. A run that fails there fails its stream task (ACL_ERROR_RT_MODEL_EXECUTE at the stream's
+        synchronize). Never fires the Summary or Save callback (GE calls them from RunGraph only).
+        """
+        api = "RunGraphWithStreamAsync"
+        id_code = _check_id(api, graph_id)
+        _check_inputs_type(inputs)
+        if not isinstance(stream, int) or isinstance(stream, bool):
+            raise TypeError("stream must be an int")
+        code = self._usable(api) or id_code or self._stream_code(api, stream)
+        if code:
+            return [], code
+        target = rt_device.resolve(stream)
+        entry = self._entry(api, graph_id)
+        if entry is None:
+            return [], GeStatus.GE_GRAPH_GRAPH_NOT_EXIST
+        shaped = [np.empty(t.shape, t.dtype) if isinstance(t, device_tensors.DeviceTensor) else t for t in inputs]
+        arrays, bad = check_inputs(entry.specs, shaped)
+        exe = None if bad else self._build(api, entry, arrays)
+        if exe is not None and not bad:
+            _, bad = check_inputs(entry.specs, arrays)
+        if bad:
+            log.error("%s: graph %d %s", api, graph_id, bad)
+            return [], GeStatus.PARAM_INVALID
+        if exe is None:
+            return [], GeStatus.GE_GRAPH_NOT_BUILT
+        descs = exe.output_descs()
+        if any(desc is None for desc in descs):
+            log.error(
+                "%s: graph %d has outputs without a static shape; their memory cannot be allocated first", api, graph_id
+            )
+            return [], GeStatus.FAILED
+        with self._lock:
+            allocator = self._allocators.get(stream)
+        outputs: list[device_tensors.DeviceTensor] = []
+        try:
+            for dtype, shape in descs:  # type: ignore[misc]
+                outputs.append(device_tensors.allocate(dtype, shape, allocator))
+        except Exception as exc:  # no context, no memory, or the user's allocator failed
+            for tensor in outputs:
+                tensor.release()
+            log.error("%s: graph %d: output memory not allocated: %s", api, graph_id, _first_line(exc))
+            return [], GeStatus.FAILED
+        host_inputs = list(inputs)
+
+        def work() -> None:
+            feeds = [device_tensors.read(t) if isinstance(t, device_tensors.DeviceTensor) else t for t in host_inputs]
+            if not self._start(entry):
+                raise AclError(AclCode.ACL_ERROR_RT_MODEL_EXECUTE, f"GE graph {graph_id} is already running")
+            try:
+                results, status = self._run(entry, feeds, fire=False)
+            finally:
+                entry.running = False
+            if status:
+                raise AclError(AclCode.ACL_ERROR_RT_MODEL_EXECUTE, f"GE graph {graph_id} failed: {code_name(status)}")
+            for tensor, value in zip(outputs, results, strict=True):
+                device_tensors.write(tensor, value)
+
+        try:
+            target.enqueue(work_task(f"ge_run_graph:{graph_id}", work))
+        except AclError as exc:
+            for tensor in outputs:
+                tensor.release()
+            log.error("%s: graph %d not queued on stream %#x: %s", api, graph_id, stream, exc)
+            return [], GeStatus.FAILED
+        return outputs, GeStatus.SUCCESS
+
+    def _stream_code(self, api: str, stream: int) -> int:
+        try:
+            rt_device.resolve(stream)
+        except AclError as exc:
+            log.error("%s: stream %#x: %s", api, stream, exc)
+            return GeStatus.PARAM_INVALID
+        return GeStatus.SUCCESS
+
     # ----- variables and callbacks -----
 
     def get_variables(self, names: Sequence[str | bytes]) -> tuple[list[np.ndarray], int]:
@@ -369,6 +485,7 @@ class Session:
             self._getvar_cache.clear()
             self._variables.clear()
             self._callbacks.clear()
+            self._allocators.clear()
         with _ge.lock:
             _ge.sessions.discard(self)
         if worker is not None:

@@ -10,8 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from openacl.ge import errmsg
+from openacl.ge import device_tensors, errmsg
 from openacl.ge.session import Session as EngineSession
+from openacl.gepy.allocator import Allocator
 from openacl.gepy.error import GeError, check
 from openacl.gepy.graph.graph import Graph
 from openacl.gepy.graph.tensor import Tensor
@@ -55,6 +56,45 @@ class Session:
         outputs, status = self._session.run_graph(graph_id, arrays)
         check(status, "RunGraph", graph_id=graph_id)
         return [Tensor._wrap(array) for array in outputs]
+
+    def run_graph_with_stream_async(self, graph_id: int, stream: int, inputs: list[Tensor]) -> list[Tensor]:
+        """``RunGraphWithStreamAsync`` on an ``acl`` stream: device-placed output Tensors whose memory comes from
+        the stream's registered allocator (else the device); synchronize the stream, then ``to_host()``."""
+        if not isinstance(graph_id, int):
+            raise TypeError("Graph_id must be an integer")
+        if not isinstance(stream, int):
+            raise TypeError("Stream must be an integer")
+        if not isinstance(inputs, list):
+            raise TypeError("inputs must be a list of Tensor")
+        if not all(isinstance(t, Tensor) for t in inputs):
+            raise TypeError("All elements in inputs must be the type of Tensor")
+        errmsg.clear()
+        outputs, status = self._session.run_graph_with_stream_async(
+            graph_id, stream, [t._engine_input() for t in inputs]
+        )
+        check(status, "RunGraphWithStreamAsync", graph_id=graph_id, stream=f"0x{stream:x}")
+        return [Tensor._wrap_device(device) for device in outputs]
+
+    def register_external_allocator(self, stream: int, allocator: Allocator) -> None:
+        """Output memory of ``run_graph_with_stream_async`` on ``stream`` comes from ``allocator``."""
+        if not isinstance(stream, int):
+            raise TypeError("Stream must be an integer")
+        if not isinstance(allocator, Allocator):
+            raise TypeError("allocator must be an Allocator")
+        errmsg.clear()
+        check(
+            self._session.register_external_allocator(stream, allocator),
+            "RegisterExternalAllocator",
+            stream=f"0x{stream:x}",
+        )
+
+    def unregister_external_allocator(self, stream: int) -> None:
+        if not isinstance(stream, int):
+            raise TypeError("Stream must be an integer")
+        errmsg.clear()
+        check(
+            self._session.unregister_external_allocator(stream), "UnregisterExternalAllocator", stream=f"0x{stream:x}"
+        )
 
     def register_callback_func(self, key: str, callback: Callable[[int, dict[str, Tensor]], Any]) -> int:
         """openacl's extension: ``callback(graph_id, params_list)`` for ``"Summary"`` or ``"Save"``.
@@ -100,5 +140,6 @@ def _input_arrays(inputs: Any) -> list[Any]:
     for tensor in inputs:
         if not isinstance(tensor, Tensor):
             raise TypeError("All elements in inputs must be the type of Tensor")
-        arrays.append(tensor._host_array())
+        value = tensor._engine_input()
+        arrays.append(device_tensors.read(value) if isinstance(value, device_tensors.DeviceTensor) else value)
     return arrays

@@ -13,6 +13,8 @@ from typing import Any
 import numpy as np
 
 from openacl import dtypes
+from openacl.errors import AclError
+from openacl.ge import device_tensors
 from openacl.gepy.graph.tensor_desc import Shape, TensorDesc
 from openacl.gepy.graph.types import DataType, Format, Placement
 
@@ -148,6 +150,8 @@ class Tensor:
         return self._data_type
 
     def get_shape(self) -> list[int]:
+        if self._placement == Placement.PLACEMENT_DEVICE:
+            return list(self._device.shape)
         return [] if self._array is None else list(self._array.shape)
 
     @property
@@ -165,15 +169,48 @@ class Tensor:
         return TensorDesc(Shape(self.get_shape()), self._format, self._data_type)
 
     def to_device(self) -> Tensor:
-        """Copy the data into device memory of the current context (``acl.rt.set_device`` first)."""
+        """Move the data into device memory of the current context's device (``acl.rt.set_device`` first)."""
         if self._placement == Placement.PLACEMENT_DEVICE:
             raise ValueError("the tensor is already on the device")
-        raise RuntimeError("device placement is not supported by openacl's GE-PY yet")
+        try:
+            device = device_tensors.to_device(self._host_array())
+        except AclError as exc:
+            raise RuntimeError(f"Failed to copy the tensor to the device: {exc}") from None
+        self._hold(device)
+        return self
 
     def to_host(self) -> Tensor:
+        """Move the data back to host memory (after the stream that wrote it is synchronized)."""
         if self._placement != Placement.PLACEMENT_DEVICE:
             raise ValueError("the tensor is not on the device")
-        raise RuntimeError("device placement is not supported by openacl's GE-PY yet")
+        device = self._device
+        try:
+            self._array = device_tensors.read(device)
+        except AclError as exc:
+            raise RuntimeError(f"Failed to copy the tensor to the host: {exc}") from None
+        self._device = None  # the block goes back once a queued run that still uses it is done
+        self._placement = Placement.PLACEMENT_HOST
+        return self
+
+    def _hold(self, device: device_tensors.DeviceTensor) -> None:
+        """Keep ``device`` as this tensor's data; its memory goes back when nothing refers to it any more."""
+        self._device = device
+        self._array = None
+        self._placement = Placement.PLACEMENT_DEVICE
+
+    @classmethod
+    def _wrap_device(cls, device: device_tensors.DeviceTensor) -> Tensor:
+        tensor = cls.__new__(cls)
+        tensor._data_type = DataType(dtypes.ge_from_numpy(device.dtype))
+        tensor._format = Format.FORMAT_ND
+        tensor._hold(device)
+        return tensor
+
+    def _engine_input(self) -> Any:
+        """What the engine takes: the host array, or the device tensor."""
+        if self._placement == Placement.PLACEMENT_DEVICE:
+            return self._device
+        return self._host_array()
 
     def get_data(self) -> Any:
         """The data as nested lists (a bare number for a scalar), each float rounded to six decimals as GE's
@@ -196,7 +233,7 @@ class Tensor:
         return self.get_data()
 
     def _host_array_for_text(self) -> np.ndarray:
-        if self._array is None:
+        if self._array is None and self._placement == Placement.PLACEMENT_HOST:
             raise ValueError("Invalid item: '<empty>'")
         return self._host_array()
 
