@@ -138,8 +138,11 @@ def _input_arrays(inputs: Any) -> list[Any]:
         raise TypeError("inputs must be a list of Tensor")
     arrays = []
     for tensor in inputs:
-        if not isinstance(tensor, Tensor):
+        if type(tensor) is not Tensor and not isinstance(tensor, Tensor):
             raise TypeError("All elements in inputs must be the type of Tensor")
-        value = tensor._engine_input()
-        arrays.append(device_tensors.read(value) if isinstance(value, device_tensors.DeviceTensor) else value)
+        array = tensor._array  # a host tensor's data, as it is (the common case, without a call)
+        if array is None:
+            value = tensor._engine_input()
+            array = device_tensors.read(value) if isinstance(value, device_tensors.DeviceTensor) else value
+        arrays.append(array)
     return arrays
