@@ -65,6 +65,8 @@ class Executable:
         self.compiled = compiled
         self.model, self.output_names = _lower.lower(compiled, var_types)
         self._descs: list[tuple[np.dtype, tuple[int, ...]] | None] | None = None
+        #: Set by the session when its dump options ask for dumps (:class:`openacl.ge.dumping.GraphDump`).
+        self.dump: Any = None
         options = ort.SessionOptions()
         options.log_severity_level = 3
         # A graph whose outputs are all unwired (GE builds it with an empty NetOutput) runs nothing.

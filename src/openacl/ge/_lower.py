@@ -131,12 +131,15 @@ class _Context:
         self.consts: dict[str, np.ndarray] = {}
         self.op_type = ""
         self.node_name = ""
+        self.node_outputs: set[str] = set()
+        self.onnx_names: set[str] = parent.onnx_names if parent is not None else set()
         for info in graph_inputs if parent is None else ():
             if info.type.tensor_type.HasField("shape"):
                 self.ranks[info.name] = len(info.type.tensor_type.shape.dim)
 
     def begin(self, node: Any) -> None:
         self.op_type, self.node_name = node.type, node.name
+        self.node_outputs = set(node.outputs)
 
     def fail(self, detail: str) -> NoReturn:
         raise GeError(GeStatus.FAILED, f"{self.op_type} {self.node_name!r}: {detail}")
@@ -146,7 +149,13 @@ class _Context:
 
     def emit(self, onnx_type: str, inputs: Sequence[str], outputs: Sequence[str] | int = 1, **attrs: Any) -> list[str]:
         outs = [self.fresh(onnx_type) for _ in range(outputs)] if isinstance(outputs, int) else list(outputs)
-        self.nodes.append(helper.make_node(onnx_type, list(inputs), outs, name=self.fresh(onnx_type), **attrs))
+        # The node writing the GE node's outputs carries its name (what dumps and profiles show); helpers are
+        # "<GE node>/<ONNX type>".
+        name = self.node_name if self.node_outputs.intersection(outs) else ""
+        if not name or name in self.onnx_names:
+            name = self.fresh(onnx_type)
+        self.onnx_names.add(name)
+        self.nodes.append(helper.make_node(onnx_type, list(inputs), outs, name=name, **attrs))
         if onnx_type == "Cast":
             self.known[outs[0]] = dtypes.numpy_from_onnx(attrs["to"])
         return outs

@@ -31,7 +31,7 @@ import numpy as np
 import onnx
 
 from openacl.errors import AclCode, AclError, GeError, GeStatus, code_name
-from openacl.ge import device_tensors, passes
+from openacl.ge import device_tensors, dumping, passes
 from openacl.ge._executable import Executable, InputSpec, check_inputs, input_specs, read_only
 from openacl.ge.graph import Graph
 from openacl.log import get_logger
@@ -45,6 +45,7 @@ log = get_logger("ge")
 SUMMARY, SAVE = "Summary", "Save"
 CALLBACK_KEYS = (SUMMARY, SAVE)
 RUN_MODE_OPTION = "ge.graphRunMode"
+DEVICE_OPTION = "ge.exec.deviceId"
 _MAX_GRAPH_ID = 2**32 - 1
 
 Callback = Callable[[int, dict[str, np.ndarray]], Any]
@@ -99,6 +100,11 @@ def ge_finalize() -> int:
     for session in sessions:
         session.close()
     return GeStatus.SUCCESS
+
+
+def _ge_options_snapshot() -> dict[str, str]:
+    with _ge.lock:
+        return dict(_ge.options)
 
 
 def is_initialized() -> bool:
@@ -164,6 +170,13 @@ class Session:
         except ValueError:
             self.train = False
             bad = bad or f"{RUN_MODE_OPTION}={mode!r} is not a number ({code_name(GeStatus.GE_GRAPH_OPTIONS_INVALID)})"
+        merged = {**_ge_options_snapshot(), **self.options}
+        self._device_id = int(merged.get(DEVICE_OPTION, "0")) if merged.get(DEVICE_OPTION, "0").isdigit() else 0
+        self._dump = None
+        try:
+            self._dump = dumping.dump_session(merged)
+        except GeError as exc:
+            bad = bad or f"{exc.detail} ({code_name(exc.code)})"
         self._dead = self._dead or bad
         if self._dead:
             log.error("Session %d: creating the session failed: %s", self.session_id, self._dead)
@@ -566,6 +579,8 @@ class Session:
             with self._lock:
                 for name, value in fresh.items():
                     self._variables.setdefault(name, value)
+            if self._dump is not None:
+                exe.dump = dumping.GraphDump(self._dump, exe.model, graph.name, entry.graph_id)
             entry.specs = input_specs(graph)
             entry.exe = exe
             return exe
@@ -636,7 +651,9 @@ class Session:
                     log.error("RunGraph: graph %d: variable %s is gone (the session was closed)", graph_id, exc)
                     return [], GeStatus.FAILED
         try:
-            results = exe.run(arrays, variables)
+            results = None if exe.dump is None else exe.dump.run([*arrays, *variables], self._device_id)
+            if results is None:
+                results = exe.run(arrays, variables)
         except Exception as exc:
             log.error("RunGraph: graph %d failed in onnxruntime: %s", graph_id, _first_line(exc))
             return [], GeStatus.FAILED
