@@ -11,6 +11,10 @@
     tensors.                                                                      target ratio <= 1.3
 (c') the sink with every checkpoint committed (N callbacks, then flush: temp file, fsync, rename, fsync dir)
     vs save_file + the same fsync/rename/fsync done by hand, N times: durability included on both sides.
+(d) GE-PY (``import ge``): run_graph of an example-sized graph (the transformer example's router at a smaller
+    size: MatMul, Sigmoid, TopKV2 twice, ScatterElements, MaskedFill, GatherElements) with ge.graph.Tensor
+    inputs and outputs, vs a bare onnxruntime run of the compiled model.          target ratio <= 1.15
+(d0) GE-PY run_graph of a tiny graph (x + 1): the facade's and the engine's fixed cost. target ratio <= 1.5
 
 Both sides of a row run in the same process, alternating round by round, so that drift on a noisy machine
 hits both alike; each side's figure is its best round.
@@ -34,7 +38,16 @@ from _common import argument_parser, interleaved, per_call, print_rows
 from safetensors.numpy import save_file
 from tensorboardX import SummaryWriter
 
+import openacl
 from openacl import ge
+
+openacl.install()
+
+from ge.es import all as es  # noqa: E402  (GE-PY's names resolve to openacl after install)
+from ge.es.graph_builder import GraphBuilder  # noqa: E402
+from ge.graph import Tensor  # noqa: E402
+from ge.graph.types import DataType, Format  # noqa: E402
+from ge.session import Session  # noqa: E402
 
 F32 = np.float32
 
@@ -151,6 +164,91 @@ def by_hand(tensors: dict[str, np.ndarray], directory: Path) -> None:
     os.close(fd)
 
 
+# ----- (d) GE-PY -----
+
+TOKENS, HIDDEN, EXPERTS = 512, 1024, 256
+
+
+def router_graph():
+    """The transformer example's routing block, built with GE-PY's ES functions."""
+    b = GraphBuilder("router")
+    tokens, weights, bias = b.create_inputs(3)
+    scores = es.Sigmoid(es.MatMul(es.Reshape(tokens, [-1, HIDDEN]), weights, None, transpose_x2=True))
+    biased = scores + es.Unsqueeze(bias, axes=[0])
+    group = es.ReduceSum(es.TopKV2(biased, 2).values, [-1])
+    top = es.Cast(es.TopKV2(group, 64, sorted=False).indices, dst_type=DataType.DT_INT64)
+    mask = es.ScatterElements(es.ZerosLike(group), top, es.Fill(es.Shape(top), b.create_scalar_float(1.0)))
+    keep = es.BroadcastTo(es.Unsqueeze(mask, axes=[-1]), [TOKENS, EXPERTS])
+    masked = es.MaskedFill(biased, es.LogicalNot(es.Cast(keep, dst_type=DataType.DT_BOOL)), 0.0)
+    chosen = es.Cast(es.TopKV2(masked, 8).indices, dst_type=DataType.DT_INT64)
+    return b.build_and_reset([chosen, es.GatherElements(scores, chosen, dim=1) + 2.5])
+
+
+def tiny_gepy_graph():
+    b = GraphBuilder("tiny")
+    x = b.create_input(0, data_type=DataType.DT_FLOAT, shape=[4])
+    return b.build_and_reset([x + 1.0])
+
+
+class GePyBench:
+    """A GE-PY graph in a GE-PY session, and a bare onnxruntime session of the model the engine compiled."""
+
+    def __init__(self, session: Session, graph_id: int, graph, arrays: list[np.ndarray]) -> None:
+        assert session.add_graph(graph_id, graph) == 0
+        self.inputs = [
+            Tensor(a.flatten().tolist(), None, DataType.DT_FLOAT, Format.FORMAT_ND, list(a.shape)) for a in arrays
+        ]
+        session.run_graph(graph_id, self.inputs)  # builds it (0-dim inputs take these shapes)
+        self.session, self.graph_id = session, graph_id
+        model = session._session.compiled_model(graph_id)  # the engine underneath the facade
+        options = ort.SessionOptions()
+        options.log_severity_level = 3
+        self.bare = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+        self.feeds = {i.name: a for i, a in zip(self.bare.get_inputs(), arrays, strict=True)}
+        self.outputs = [o.name for o in self.bare.get_outputs()]
+
+    def ours(self, n: int) -> float:
+        run, graph_id, inputs = self.session.run_graph, self.graph_id, self.inputs
+        return per_call(lambda: run(graph_id, inputs), n)
+
+    def baseline(self, n: int) -> float:
+        run, outputs, feeds = self.bare.run, self.outputs, self.feeds
+        return per_call(lambda: run(outputs, feeds), n)
+
+
+def gepy_rows(rounds: int, scale: int) -> list[tuple[str, str, str, float, str]]:
+    rng = np.random.default_rng(3)
+    arrays = [
+        rng.standard_normal((TOKENS // 8, 8, HIDDEN)).astype(F32),
+        rng.standard_normal((EXPERTS, HIDDEN)).astype(F32),
+        rng.standard_normal(EXPERTS).astype(F32),
+    ]
+    session = Session()
+    router = GePyBench(session, 11, router_graph(), arrays)
+    tiny = GePyBench(session, 12, tiny_gepy_graph(), [np.ones(4, F32)])
+    for bench in (router, tiny):
+        bench.ours(5)
+        bench.baseline(5)
+    r_ours, r_base = interleaved(rounds, lambda: router.ours(50 // scale), lambda: router.baseline(50 // scale))
+    t_ours, t_base = interleaved(rounds, lambda: tiny.ours(5000 // scale), lambda: tiny.baseline(5000 // scale))
+    return [
+        (
+            "(d) GE-PY run_graph, router graph",
+            f"{r_ours * 1e3:.3f} ms",
+            f"{r_base * 1e3:.3f} ms",
+            r_ours / r_base,
+            "<= 1.15",
+        ),
+        (
+            "(d0) GE-PY run_graph, tiny graph",
+            f"{t_ours * 1e6:.1f} µs",
+            f"{t_base * 1e6:.1f} µs",
+            t_ours / t_base,
+            "<= 1.5",
+        ),
+    ]
+
+
 def main() -> int:
     args = argument_parser(__doc__).parse_args()
     scale = 5 if args.quick else 1
@@ -201,6 +299,7 @@ def main() -> int:
             return (time.perf_counter() - start) / n
 
         h_ours, h_base = interleaved(rounds, durable, lambda: per_call(lambda: by_hand(tensors, tmp), n))
+        gepy = gepy_rows(rounds, scale)
     finally:
         tb_ours.close()
         tb_base.close()
@@ -240,6 +339,7 @@ def main() -> int:
             "",
         ),
     ]
+    rows += gepy
     print_rows(rows, args.json)
     return 0
 

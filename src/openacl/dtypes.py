@@ -154,6 +154,25 @@ def numpy_from_acl(code: int) -> np.dtype:
     return _NUMPY_OF_ACL[AclDataType(code)]
 
 
+def ge_from_numpy(dtype: np.dtype | type) -> int:
+    """GE's ``ge::DataType`` number of a numpy dtype; ``KeyError`` if GE-PY has none for it.
+
+    GE's numbers (``graph/types.h``) equal ACL's for every dtype numpy holds, so the ACL table serves both.
+    """
+    code = _ACL_OF_NUMPY.get(np.dtype(dtype))
+    if code is None:
+        raise KeyError(f"numpy dtype {np.dtype(dtype)} has no GE data type")
+    return int(code)
+
+
+def numpy_from_ge(code: int) -> np.dtype:
+    """The numpy dtype of a GE ``ge::DataType`` number; ``KeyError`` if numpy has none (BF16, DT_STRING, ...)."""
+    try:
+        return _NUMPY_OF_ACL[AclDataType(code)]
+    except ValueError:
+        raise KeyError(f"GE data type {code} has no numpy dtype") from None
+
+
 def proto_from_numpy(dtype: np.dtype | type) -> ProtoDataType:
     """The dump-header dtype of a numpy dtype; ``DT_UNDEFINED`` (raw bytes) for anything else."""
     return _PROTO_OF_NUMPY.get(np.dtype(dtype), ProtoDataType.DT_UNDEFINED)

@@ -10,13 +10,15 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+import onnx
 import onnxruntime as ort
 
+from openacl import dtypes
 from openacl.ge import _lower
 from openacl.ge.graph import Graph
 from openacl.ge.passes import CompiledGraph, checkpoint_handle
 
-InputSpec = tuple[str, np.dtype, tuple[int | None, ...]]
+InputSpec = tuple[str, np.dtype, tuple[int | None, ...] | None]
 
 
 def input_specs(graph: Graph) -> list[InputSpec]:
@@ -39,6 +41,9 @@ def check_inputs(specs: Sequence[InputSpec], inputs: Sequence[Any]) -> tuple[lis
         if value.dtype != dtype:
             return [], f"input {i} ({name}) has dtype {value.dtype}, expected {dtype}"
         got = value.shape
+        if shape is None or got == shape:  # None: a 0-dim Data before its first run takes any shape
+            arrays.append(value)
+            continue
         if len(got) != len(shape) or any(d is not None and d != g for d, g in zip(shape, got, strict=True)):
             want = tuple("?" if d is None else d for d in shape)
             return [], f"input {i} ({name}) has shape {got}, expected {want}"
@@ -59,13 +64,29 @@ class Executable:
     def __init__(self, compiled: CompiledGraph, var_types: _lower.VarTypes) -> None:
         self.compiled = compiled
         self.model, self.output_names = _lower.lower(compiled, var_types)
+        self._descs: list[tuple[np.dtype, tuple[int, ...]] | None] | None = None
+        #: Set by the session when its dump options ask for dumps (:class:`openacl.ge.dumping.GraphDump`).
+        self.dump: Any = None
         options = ort.SessionOptions()
         options.log_severity_level = 3
-        self.session = ort.InferenceSession(self.model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+        # A graph whose outputs are all unwired (GE builds it with an empty NetOutput) runs nothing.
+        self.session = (
+            ort.InferenceSession(self.model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+            if self.output_names
+            else None
+        )
+        # onnxruntime's Python run() validates the feed names on every call, which check_inputs and the fixed feed
+        # names already guarantee; its C entry point takes the same arguments and saves a fifth of a tiny graph's
+        # run. The public method serves where that entry point is missing.
+        self._run = None
+        if self.session is not None:
+            inner = getattr(self.session, "_sess", None)
+            self._run = inner.run if callable(getattr(inner, "run", None)) else self.session.run
         pos = _lower.output_positions(compiled)
         outputs = compiled.outputs
         self.data_names = [n.name for n in compiled.data]
-        self.var_names = list(compiled.variables)
+        # A variable the session has no value for yet, which this graph only assigns, is not an input.
+        self.var_names = [name for name in compiled.variables if name in var_types]
         # Invariant: positions into the list onnxruntime returns for ``output_names``.
         self.all_outputs = [pos[t] for t in outputs]
         self.plain_outputs = [pos[t] for t in compiled.checkpoint_outputs]
@@ -79,24 +100,46 @@ class Executable:
             self.save = list(positions.items())
         returned = set(self.all_outputs)
         self.assigns = [
-            (var, pos[tensor], *var_types[var], pos[tensor] in returned) for var, tensor in compiled.assigns.items()
+            (var, pos[tensor], *var_types.get(var, (None, None)), pos[tensor] in returned)
+            for var, tensor in compiled.assigns.items()
         ]
+
+    def output_descs(self) -> list[tuple[np.dtype, tuple[int, ...]] | None]:
+        """``(dtype, shape)`` of each output ``outputs(with_summary=True)`` gives, from ONNX shape inference;
+        None for one whose shape is not static."""
+        if self._descs is None:
+            inferred = onnx.shape_inference.infer_shapes(self.model)
+            infos = {v.name: v for v in [*inferred.graph.value_info, *inferred.graph.output, *inferred.graph.input]}
+            descs: list[tuple[np.dtype, tuple[int, ...]] | None] = []
+            for i in self.all_outputs:
+                info = infos.get(self.output_names[i])
+                tensor_type = info.type.tensor_type if info is not None else None
+                if tensor_type is None or not tensor_type.elem_type or not tensor_type.HasField("shape"):
+                    descs.append(None)
+                    continue
+                dims = [d.dim_value if d.HasField("dim_value") else -1 for d in tensor_type.shape.dim]
+                ok = all(d >= 0 for d in dims)
+                descs.append((dtypes.numpy_from_onnx(tensor_type.elem_type), tuple(dims)) if ok else None)
+            self._descs = descs
+        return self._descs
 
     @property
     def is_summary_graph(self) -> bool:
         return bool(self.summary)
 
     def run(self, arrays: Sequence[np.ndarray], variables: Sequence[np.ndarray]) -> list[np.ndarray]:
+        if self._run is None:
+            return []
         feeds = dict(zip(self.data_names, arrays, strict=True))
         feeds.update(zip(self.var_names, variables, strict=True))
-        return self.session.run(self.output_names, feeds)
+        return self._run(self.output_names, feeds, None)
 
     def new_variables(self, results: list[np.ndarray]) -> tuple[dict[str, np.ndarray], str | None]:
         """The Assign results as read-only arrays, or why one does not fit its variable."""
         updates = {}
         for var, i, dtype, shape, returned in self.assigns:
             value = results[i]
-            if value.dtype != dtype or value.shape != shape:
+            if dtype is not None and (value.dtype != dtype or value.shape != shape):
                 return {}, f"Assign gives variable {var!r} {value.dtype}{list(value.shape)}, not {dtype}{list(shape)}"
             value = value.copy() if returned else value  # the caller gets that array and may write to it
             value.flags.writeable = False

@@ -2,21 +2,23 @@
 
 Data become graph inputs (in index order), then every Variable becomes an input too, so the session feeds the
 state it holds; Const become initializers; Assign becomes an Identity whose result is an extra output the
-session stores after the run. ONNX forbids duplicate output names, so a tensor wanted twice is output once,
-and an output that is a graph input or initializer gets an Identity in front.
+session stores after the run; a GE IR operator becomes the ONNX nodes its op-table record writes (through a
+:class:`_Context`, which knows constant values and dtypes). ONNX forbids duplicate output names, so a tensor
+wanted twice is output once, and an output that is a graph input or initializer gets an Identity in front.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, NoReturn
 
 import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
 from openacl import dtypes
-from openacl.ge import _ops
+from openacl.errors import GeError, GeStatus
+from openacl.ge import _ir, _ops
 from openacl.ge.passes import CompiledGraph
 
 #: IR version for graphs built in Python; models read by ``Graph.from_onnx`` keep their own.
@@ -32,16 +34,27 @@ def lower(compiled: CompiledGraph, var_types: VarTypes) -> tuple[onnx.ModelProto
     positions with :func:`output_positions`.
     """
     inputs = [_data_input(node) for node in compiled.data]
-    inputs += [_value_info(name, *var_types[name]) for name in compiled.variables]
-    initializers = []
-    nodes = []
+    inputs += [_value_info(name, *var_types[name]) for name in compiled.variables if name in var_types]
+    opset = dict(compiled.graph.opset)
+    opset.setdefault("", 17)
+    known = {node.name: node.attrs["dtype"] for node in compiled.data}
+    known.update({name: np.dtype(t[0]) for name, t in var_types.items()})
+    taken = {out for node in compiled.nodes for out in node.outputs} | {node.name for node in compiled.nodes}
+    ctx = _Context(opset, inputs, known, taken)
     for node in compiled.nodes:
-        if node.type == _ops.CONST:
-            initializers.append(numpy_helper.from_array(np.asarray(node.attrs["value"]), node.name))
-        elif node.type == _ops.ASSIGN:
-            nodes.append(helper.make_node("Identity", [node.inputs[1]], node.outputs, name=node.name))
-        elif node.type not in (_ops.DATA, _ops.VARIABLE):
-            nodes.append(_onnx_node(node))
+        if node.type == _ops.CONST and not node.domain:
+            ctx.add_const(node.name, np.asarray(node.attrs["value"]))
+        elif node.type == _ops.ASSIGN and not node.domain:
+            ctx.nodes.append(helper.make_node("Identity", [node.inputs[1]], node.outputs, name=node.name))
+        elif node.type == _ops.DATA and not node.domain:
+            _ir.check_format(f"Data {node.name!r}", node.attrs.get("format"))
+        elif node.type == _ops.VARIABLE and not node.domain:
+            pass
+        elif node.domain == _ops.GE_DOMAIN:
+            lower_ir_node(ctx, node)
+        else:
+            ctx.nodes.append(_onnx_node(node))
+    nodes, initializers = ctx.nodes, ctx.initializers
     sources = {vi.name for vi in inputs} | {init.name for init in initializers}
     taken = {out for node in compiled.nodes for out in node.outputs} | sources
     out_names = []
@@ -54,8 +67,6 @@ def lower(compiled: CompiledGraph, var_types: VarTypes) -> tuple[onnx.ModelProto
     graph = helper.make_graph(
         nodes, compiled.name, inputs, [onnx.ValueInfoProto(name=n) for n in out_names], initializer=initializers
     )
-    opset = dict(compiled.graph.opset)
-    opset.setdefault("", 17)
     model = helper.make_model(
         graph, opset_imports=[helper.make_opsetid(d, v) for d, v in opset.items()], producer_name="openacl.ge"
     )
@@ -74,8 +85,191 @@ def output_positions(compiled: CompiledGraph) -> dict[str, int]:
 
 
 def _data_input(node: Any) -> onnx.ValueInfoProto:
-    dims = [d if d is not None else f"{node.name}_dim{i}" for i, d in enumerate(node.attrs["shape"])]
+    shape = node.attrs["shape"]
+    dims = None if shape is None else [d if d is not None else f"{node.name}_dim{i}" for i, d in enumerate(shape)]
     return helper.make_tensor_value_info(node.name, dtypes.onnx_from_numpy(node.attrs["dtype"]), dims)
+
+
+def lower_ir_node(ctx: _Context, node: Any) -> None:
+    """One GE IR node through its record's lowering; UNSUPPORTED for what a CPU cannot run."""
+    record = _ops.spec(node.type)
+    if record.unsupported is not None:
+        raise _ir.unsupported(node.type, record.unsupported)
+    _ir.check_format(f"{node.type} {node.name!r}", node.attrs.get("_output_format"))
+    if record.lower is None:
+        raise GeError(GeStatus.UNSUPPORTED, f"{node.type} {node.name!r}: openacl has no lowering for it")
+    groups = node.groups or tuple(1 for _ in record.inputs)
+    ins: list[Any] = []
+    pos = 0
+    for spec, n in zip(record.inputs, groups, strict=True):
+        part = node.inputs[pos : pos + n]
+        pos += n
+        ins.append(list(part) if spec.kind == "dynamic" else (part[0] if part else None))
+    ctx.begin(node)
+    record.lower(ctx, ins, node.attrs, list(node.outputs))
+
+
+class _Context:
+    """The :class:`openacl.ge._ir.LowerContext` of one graph (or an If branch inside it, with ``parent``)."""
+
+    def __init__(
+        self,
+        opset: dict[str, int],
+        graph_inputs: list[onnx.ValueInfoProto],
+        known: dict[str, np.dtype],
+        taken: set[str],
+        parent: _Context | None = None,
+    ) -> None:
+        self.opset = opset
+        self.graph_inputs = graph_inputs
+        self.known = known
+        self.ranks: dict[str, int] = {}
+        self.taken = taken
+        self.parent = parent
+        self.nodes: list[onnx.NodeProto] = []
+        self.initializers: list[onnx.TensorProto] = []
+        self.consts: dict[str, np.ndarray] = {}
+        self.op_type = ""
+        self.node_name = ""
+        self.node_outputs: set[str] = set()
+        self.onnx_names: set[str] = parent.onnx_names if parent is not None else set()
+        for info in graph_inputs if parent is None else ():
+            if info.type.tensor_type.HasField("shape"):
+                self.ranks[info.name] = len(info.type.tensor_type.shape.dim)
+
+    def begin(self, node: Any) -> None:
+        self.op_type, self.node_name = node.type, node.name
+        self.node_outputs = set(node.outputs)
+
+    def fail(self, detail: str) -> NoReturn:
+        raise GeError(GeStatus.FAILED, f"{self.op_type} {self.node_name!r}: {detail}")
+
+    def fresh(self, hint: str) -> str:
+        return _fresh(f"{self.node_name}/{hint}", self.taken)
+
+    def emit(self, onnx_type: str, inputs: Sequence[str], outputs: Sequence[str] | int = 1, **attrs: Any) -> list[str]:
+        outs = [self.fresh(onnx_type) for _ in range(outputs)] if isinstance(outputs, int) else list(outputs)
+        # The node writing the GE node's outputs carries its name (what dumps and profiles show); helpers are
+        # "<GE node>/<ONNX type>".
+        name = self.node_name if self.node_outputs.intersection(outs) else ""
+        if not name or name in self.onnx_names:
+            name = self.fresh(onnx_type)
+        self.onnx_names.add(name)
+        self.nodes.append(helper.make_node(onnx_type, list(inputs), outs, name=name, **attrs))
+        if onnx_type == "Cast":
+            self.known[outs[0]] = dtypes.numpy_from_onnx(attrs["to"])
+        return outs
+
+    def add_const(self, name: str, value: np.ndarray) -> None:
+        self.initializers.append(numpy_helper.from_array(value, name))
+        self.consts[name] = value
+        self.known[name] = value.dtype
+        self.ranks[name] = value.ndim
+
+    def const(self, value: Any, dtype: Any = None) -> str:
+        name = self.fresh("const")
+        self.add_const(name, np.asarray(value, dtype=dtype))
+        return name
+
+    def value(self, tensor: str) -> np.ndarray | None:
+        ctx: _Context | None = self
+        while ctx is not None:
+            if tensor in ctx.consts:
+                return ctx.consts[tensor]
+            ctx = ctx.parent
+        return None
+
+    def _lookup(self, table: str, tensor: str) -> Any:
+        ctx: _Context | None = self
+        while ctx is not None:
+            found = getattr(ctx, table).get(tensor)
+            if found is not None:
+                return found
+            ctx = ctx.parent
+        return None
+
+    def dtype(self, tensor: str) -> np.dtype:
+        found = self._lookup("known", tensor)
+        if found is None:
+            self._infer()
+            found = self._lookup("known", tensor)
+        if found is None:
+            self.fail(f"openacl cannot tell the dtype of {tensor!r}")
+        return np.dtype(found)
+
+    def rank(self, tensor: str) -> int | None:
+        found = self._lookup("ranks", tensor)
+        if found is None:
+            self._infer()
+            found = self._lookup("ranks", tensor)
+        return found
+
+    def cast(self, tensor: str, dtype: Any) -> str:
+        dtype = np.dtype(dtype)
+        if self.dtype(tensor) == dtype:
+            return tensor
+        return self.emit("Cast", [tensor], to=dtypes.onnx_from_numpy(dtype))[0]
+
+    def _infer(self) -> None:
+        """ONNX type inference over everything lowered so far; what it learns is kept."""
+        chain = []
+        ctx: _Context | None = self
+        while ctx is not None:
+            chain.append(ctx)
+            ctx = ctx.parent
+        nodes = [n for c in reversed(chain) for n in c.nodes]
+        inits = [t for c in reversed(chain) for t in c.initializers]
+        graph = helper.make_graph(nodes, "infer", chain[-1].graph_inputs, [], initializer=inits)
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid(d, v) for d, v in self.opset.items()])
+        model.ir_version = DEFAULT_IR_VERSION
+        try:
+            inferred = onnx.shape_inference.infer_shapes(model)
+        except Exception:  # inference is a help, not a requirement: dtype() says when it did not help
+            return
+        for info in inferred.graph.value_info:
+            tensor_type = info.type.tensor_type
+            if tensor_type.elem_type:
+                self.known.setdefault(info.name, dtypes.numpy_from_onnx(tensor_type.elem_type))
+            if tensor_type.HasField("shape"):
+                self.ranks.setdefault(info.name, len(tensor_type.shape.dim))
+
+    def subgraph(self, graph: Any, inputs: Sequence[str], tag: str) -> onnx.GraphProto:
+        """A branch graph as an ONNX subgraph: its Data ``i`` reads ``inputs[i]``, every other name is prefixed."""
+        prefix = f"{self.node_name}/{tag}"
+        child = _Context(self.opset, self.graph_inputs, {}, self.taken, parent=self)
+        rename: dict[str, str] = {}
+        for node in graph.nodes:
+            if node.type == _ops.DATA and not node.domain:
+                index = node.attrs["index"]
+                if index >= len(inputs):
+                    self.fail(f"{tag} reads input {index}, the node has {len(inputs)}")
+                rename[node.outputs[0]] = inputs[index]
+            else:
+                for out in node.outputs:
+                    rename[out] = _fresh(f"{prefix}/{out}", self.taken)
+        for node in graph.nodes:
+            if node.type == _ops.DATA and not node.domain:
+                continue
+            copy = node.copy()
+            copy.name = f"{prefix}/{node.name}"
+            copy.inputs = [rename.get(i, i) for i in node.inputs]
+            copy.outputs = [rename[o] for o in node.outputs]
+            if node.type == _ops.CONST and not node.domain:
+                child.add_const(copy.outputs[0], np.asarray(node.attrs["value"]))
+            elif node.domain == _ops.GE_DOMAIN:
+                lower_ir_node(child, copy)
+            elif node.type in _ops.GE_TYPES:
+                self.fail(f"{tag}: a {node.type} node inside a subgraph is not supported")
+            else:
+                child.nodes.append(_onnx_node(copy))
+        outputs = []
+        for i, tensor in enumerate(graph.outputs):
+            source = rename.get(tensor, tensor)
+            out = _fresh(f"{prefix}/output_{i}", self.taken)
+            child.nodes.append(helper.make_node("Identity", [source], [out], name=out))
+            dtype = child.dtype(source)
+            outputs.append(helper.make_tensor_value_info(out, dtypes.onnx_from_numpy(dtype), None))
+        return helper.make_graph(child.nodes, prefix, [], outputs, initializer=child.initializers)
 
 
 def _value_info(name: str, dtype: np.dtype, shape: tuple[int, ...]) -> onnx.ValueInfoProto:

@@ -1,13 +1,16 @@
-"""The GE node types openacl understands, in one explicit registry.
+"""The GE op table: every node type a GE graph may hold, one explicit registry (:data:`REGISTRY`).
 
-Everything else in a graph is an ONNX operator and goes to onnxruntime as it is. These types never reach
+Two kinds of record share it. The graph-level types (Data, Const, Variable, Assign, Summary, Save) never reach
 onnxruntime under their own name: the compile passes remove Summary and Save, and the lowering turns Data into
-graph inputs, Const into initializers, Variable into extra inputs and Assign into extra outputs.
+graph inputs, Const into initializers, Variable into extra inputs and Assign into extra outputs. Every other
+record is a GE IR operator (:mod:`openacl.ge._ir_ops`) whose lowering writes ONNX nodes. Nodes of ONNX's own
+domain added with ``Graph.op`` go to onnxruntime as they are.
 """
 
 from __future__ import annotations
 
-import dataclasses
+from openacl.ge._ir import IrOp, ir
+from openacl.ge._ir_ops import TABLE as _IR_TABLE
 
 GE_DOMAIN = "openacl.ge"
 
@@ -40,36 +43,36 @@ TRANS_OPS = frozenset(
 #: Node types GE allows in a checkpoint graph besides Variable, Const and the TransOps.
 SEND, RECV = "Send", "Recv"
 
+_GRAPH_TYPES: tuple[IrOp, ...] = (
+    ir(DATA, "", "y", [("index", "Int", 0)], builder_only=True),  # graph input number `index`
+    ir(CONST, "", "y", [("value", "Tensor")], builder_only=True),  # a constant (ONNX initializer)
+    ir(VARIABLE, "", "y", [("index", "Int", 0)], builder_only=True),  # session state shared by name
+    ir(ASSIGN, "ref value", "ref", [("validate_shape", "Bool", True), ("use_locking", "Bool", False)]),
+    ir(SUMMARY, "x", ""),  # its input goes to the Summary callback under the node's name
+    ir(SAVE, "tensors*", ""),  # its variable inputs become graph outputs
+)
 
-@dataclasses.dataclass(frozen=True)
-class OpSpec:
-    """What a GE node type is: its inputs, whether it produces a tensor, and the attributes it reads."""
-
-    type: str
-    inputs: str
-    has_output: bool
-    attrs: tuple[str, ...]
-    doc: str
-
-
-REGISTRY: dict[str, OpSpec] = {
-    DATA: OpSpec(DATA, "none", True, ("index", "shape", "dtype"), "graph input number `index`"),
-    CONST: OpSpec(CONST, "none", True, ("value",), "a constant (ONNX initializer)"),
-    VARIABLE: OpSpec(VARIABLE, "none", True, ("value",), "session state shared by name; `value` initialises it"),
-    ASSIGN: OpSpec(ASSIGN, "ref, value", True, (), "the variable `ref` takes `value` after the run"),
-    SUMMARY: OpSpec(SUMMARY, "x", False, (), "its input goes to the Summary callback under the node's name"),
-    SAVE: OpSpec(SAVE, "variables...", False, (), "its variable inputs become graph outputs"),
-}
-GE_TYPES = frozenset(REGISTRY)
+#: Every node type: the graph-level ones, then the GE IR operators.
+REGISTRY: dict[str, IrOp] = {record.type: record for record in _GRAPH_TYPES} | _IR_TABLE
+#: The types with their own ``Graph`` method and their own handling in the passes and the lowering.
+GE_TYPES = frozenset(record.type for record in _GRAPH_TYPES)
 
 
 def type_list() -> str:
-    return ", ".join(sorted(REGISTRY))
+    return ", ".join(sorted(GE_TYPES))
 
 
-def spec(op_type: str) -> OpSpec:
-    """The spec of a GE node type; ``ValueError`` names the types that exist."""
+def spec(op_type: str) -> IrOp:
+    """The record of a node type; ``ValueError`` says how many types exist and names a few."""
     try:
         return REGISTRY[op_type]
     except KeyError:
-        raise ValueError(f"unknown {GE_DOMAIN} node type {op_type!r}; known: {type_list()}") from None
+        raise ValueError(
+            f"unknown {GE_DOMAIN} node type {op_type!r}; the table has {len(REGISTRY)} types "
+            f"(graph-level: {type_list()}; operators such as Add, MatMul, Conv2D)"
+        ) from None
+
+
+def runnable() -> list[str]:
+    """The types openacl can run, sorted (the README shows how many)."""
+    return sorted(t for t, record in REGISTRY.items() if record.unsupported is None)

@@ -9,8 +9,9 @@ the line that made them; everything a session does later answers with a GE statu
 
 from __future__ import annotations
 
+import copy
 import dataclasses
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ import onnx
 from onnx import numpy_helper
 
 from openacl import dtypes
-from openacl.ge import _ops
+from openacl.ge import _ir, _ops
 
 __all__ = ["DEFAULT_OPSET", "GE_DOMAIN", "Graph", "Node", "Tensor"]
 
@@ -51,9 +52,25 @@ class Node:
     outputs: list[str]
     attrs: dict[str, Any] = dataclasses.field(default_factory=dict)
     domain: str = ""
+    #: For a GE IR node: how many of ``inputs`` each IR input takes (0 for an absent optional input, n for a
+    #: dynamic one); ``outputs`` likewise in ``output_groups``.
+    groups: tuple[int, ...] = ()
+    output_groups: tuple[int, ...] = ()
+    #: Names of the nodes this one runs after (control edges; onnxruntime orders by data alone).
+    control: tuple[str, ...] = ()
 
     def copy(self) -> Node:
-        return Node(self.name, self.type, list(self.inputs), list(self.outputs), dict(self.attrs), self.domain)
+        return Node(
+            self.name,
+            self.type,
+            list(self.inputs),
+            list(self.outputs),
+            dict(self.attrs),
+            self.domain,
+            self.groups,
+            self.output_groups,
+            self.control,
+        )
 
 
 TensorLike = Tensor | str
@@ -69,6 +86,8 @@ class Graph:
         if not isinstance(name, str):
             raise TypeError(f"graph name must be a str, not {type(name).__name__}")
         self.name = name
+        #: Graph attributes (GE ``Graph::SetAttr``); openacl keeps them for dumps and reads none.
+        self.attrs: dict[str, Any] = {}
         self.opset: dict[str, int] = {"": opset} if isinstance(opset, int) else dict(opset)
         self.ir_version: int | None = None
         self.nodes: list[Node] = []
@@ -80,19 +99,29 @@ class Graph:
 
     # ----- building -----
 
-    def data(self, name: str, *, index: int, shape: Sequence[int | None], dtype: Any) -> Tensor:
+    def data(
+        self, name: str, *, index: int, shape: Sequence[int | None] | None, dtype: Any, format: int | None = None
+    ) -> Tensor:
         """A ``Data`` node: the graph input matched to ``inputs[index]`` of ``run_graph``.
 
-        A dimension of ``None`` or ``-1`` accepts any size.
+        A dimension of ``None`` or ``-1`` accepts any size. ``shape=None`` leaves the whole shape to the first
+        run: the graph is built with the shape of that run's input, and later runs must match it (GE takes a
+        0-dim Data's shape from the first run's input). ``format`` is a GE ``Format`` number, kept for dumps;
+        NPU storage formats (FRACTAL_NZ) make the build fail.
         """
         if not isinstance(index, int) or index < 0:
             raise ValueError(f"Data {name!r}: index must be an int >= 0, got {index!r}")
-        try:
-            dims = tuple(None if d is None or d == -1 else int(d) for d in shape)
-        except OverflowError:  # an infinite dimension
-            raise ValueError(f"Data {name!r}: shape {shape!r} has a dimension that is not an int") from None
+        dims: tuple[int | None, ...] | None = None
+        if shape is not None:
+            try:
+                dims = tuple(None if d is None or d == -1 else int(d) for d in shape)
+            except OverflowError:  # an infinite dimension
+                raise ValueError(f"Data {name!r}: shape {shape!r} has a dimension that is not an int") from None
         np_dtype = _checked_dtype(dtype, f"Data {name!r}")
-        return self._add(name, _ops.DATA, [], {"index": index, "shape": dims, "dtype": np_dtype})
+        attrs: dict[str, Any] = {"index": index, "shape": dims, "dtype": np_dtype}
+        if format is not None:
+            attrs["format"] = int(format)
+        return self._add(name, _ops.DATA, [], attrs)
 
     def const(self, name: str, value: Any) -> Tensor:
         """A ``Const`` node (an ONNX initializer)."""
@@ -183,6 +212,122 @@ class Graph:
         self.outputs = self._names(tensors)
         return self
 
+    def ge_op(
+        self,
+        op_type: str,
+        inputs: Sequence[Any],
+        attrs: Mapping[str, Any] | None = None,
+        *,
+        name: str | None = None,
+        output_counts: Sequence[int] = (),
+        subgraphs: Mapping[str, Graph | Sequence[Graph]] | None = None,
+    ) -> list[Any]:
+        """A GE IR operator from the op table (:mod:`openacl.ge._ops`), lowered to ONNX when the graph is built.
+
+        ``inputs`` has one entry per IR input, in IR order: a tensor, None for an absent optional input, a list
+        for a dynamic input. ``output_counts`` gives the count of each dynamic output, in order. Attributes are
+        checked against their GE kind (TypeError) and defaults filled in; undeclared attributes are kept
+        (GE private attributes such as ``_stream_label``) and not lowered. Returns one entry per IR output: a
+        Tensor, or a list of them for a dynamic output. The node is named ``<type>_<n>`` unless ``name`` is given.
+
+        An operator a CPU cannot run raises ``GeError(UNSUPPORTED)`` naming it and the reason; Summary, Save and
+        Assign go to :meth:`summary`, :meth:`save` and :meth:`assign`.
+        """
+        record = _ops.spec(op_type)
+        if record.unsupported is not None:
+            raise _ir.unsupported(op_type, record.unsupported)
+        if record.builder_only:
+            raise ValueError(f"{op_type} nodes are made with Graph.{op_type.lower()}(...), not ge_op")
+        if len(inputs) != len(record.inputs):
+            raise TypeError(f"{op_type} takes {len(record.inputs)} inputs (IR order), got {len(inputs)}")
+        flat: list[str] = []
+        groups: list[int] = []
+        for spec, given in zip(record.inputs, inputs, strict=True):
+            if spec.kind == "dynamic":
+                if isinstance(given, Tensor | str) or not isinstance(given, Sequence):
+                    raise TypeError(f"{op_type}: input {spec.name!r} is dynamic and takes a list of tensors")
+                names = self._names(given)
+            elif given is None:
+                if spec.kind == "required":
+                    raise ValueError(f"{op_type}: required input {spec.name!r} is missing")
+                names = []
+            else:
+                names = self._names([given])
+            flat.extend(names)
+            groups.append(len(names))
+        values = dict(attrs or {})
+        for attr in record.attrs:
+            if attr.name in values:
+                values[attr.name] = _ir.check_attr(op_type, attr, values[attr.name])
+            elif attr.required:
+                raise TypeError(f"{op_type}: required attribute {attr.name!r} ({attr.kind}) is not given")
+            else:
+                values[attr.name] = copy.deepcopy(attr.default)
+        for sub in record.subgraphs:
+            given = (subgraphs or {}).get(sub.name)
+            ok = isinstance(given, Graph) if not sub.dynamic else all(isinstance(g, Graph) for g in given or [None])
+            if not ok:
+                raise TypeError(f"{op_type}: subgraph {sub.name!r} must be a Graph" + (" list" if sub.dynamic else ""))
+            values[sub.name] = given
+        dynamic = record.dynamic_outputs
+        if len(output_counts) != len(dynamic):
+            raise TypeError(f"{op_type} has {len(dynamic)} dynamic outputs, got {len(output_counts)} counts")
+        counts = iter(output_counts)
+        out_groups = [int(next(counts)) if out.dynamic else 1 for out in record.outputs]
+        if any(n < 0 for n in out_groups):
+            raise ValueError(f"{op_type}: an output count is negative")
+        if op_type == _ops.ASSIGN:
+            return [self.assign(flat[0], flat[1], name=name)]
+        if op_type == _ops.SUMMARY:
+            self.summary(name or self._auto_name(op_type), flat[0])
+            return []
+        if op_type == _ops.SAVE:
+            self.save(flat, name=name)
+            return []
+        name = name or self._auto_name(op_type)
+        total = sum(out_groups)
+        outs = [name] if total == 1 else [f"{name}:{i}" for i in range(total)]
+        self._claim(name, outs)
+        self.nodes.append(Node(name, op_type, flat, outs, values, _ops.GE_DOMAIN, tuple(groups), tuple(out_groups)))
+        result: list[Any] = []
+        tensors = iter(Tensor(out, self) for out in outs)
+        for out, n in zip(record.outputs, out_groups, strict=True):
+            part = [next(tensors) for _ in range(n)]
+            result.append(part if out.dynamic else part[0])
+        return result
+
+    def producer(self, tensor: TensorLike) -> Node:
+        """The node that produces ``tensor``; ``KeyError`` if none does."""
+        wanted = self._names([tensor])[0]
+        for node in self.nodes:
+            if wanted in node.outputs:
+                return node
+        raise KeyError(f"no node of graph {self.name!r} produces {wanted!r}")
+
+    def add_control(self, target: str, sources: Sequence[str]) -> None:
+        """Control edges from the nodes ``sources`` to node ``target`` (kept for dumps)."""
+        node = self.node(target)
+        for source in sources:
+            self.node(source)
+            if source not in node.control:
+                node.control = (*node.control, source)
+
+    def set_desc(
+        self, tensor: TensorLike, *, dtype: Any = None, shape: Sequence[int] | None = None, format: int | None = None
+    ) -> None:
+        """Change what a tensor is declared as: a Data input takes the dtype and shape; any node keeps the
+        format (GE ``Format`` number) under ``_output_format``, and NPU storage formats fail the build."""
+        node = self.producer(tensor)
+        if node.type == _ops.DATA:
+            if dtype is not None:
+                node.attrs["dtype"] = _checked_dtype(dtype, f"Data {node.name!r}")
+            if shape is not None:
+                node.attrs["shape"] = tuple(None if d == -1 else int(d) for d in shape)
+            if format is not None:
+                node.attrs["format"] = int(format)
+        elif format is not None:
+            node.attrs["_output_format"] = int(format)
+
     # ----- reading -----
 
     @classmethod
@@ -231,6 +376,9 @@ class Graph:
     def _read_ge_node(self, node: onnx.NodeProto, ref: Any, rename: dict[str, str]) -> None:
         kind = node.op_type
         attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+        if kind not in _ops.GE_TYPES:
+            self._read_ir_node(node, attrs, ref)
+            return
         if kind == _ops.VARIABLE:
             var_name = node.name or node.output[0]
             value = attrs.get("value")
@@ -246,6 +394,34 @@ class Graph:
         elif kind == _ops.SAVE:
             self.save([ref(i) for i in node.input], name=node.name or None)
 
+    def _read_ir_node(self, node: onnx.NodeProto, attrs: dict[str, Any], ref: Any) -> None:
+        """A GE IR operator of a model file: a dynamic input or output takes what the fixed ones leave."""
+        record = _ops.spec(node.op_type)
+        attrs = {k: v.decode() if isinstance(v, bytes) else v for k, v in attrs.items()}
+        inputs = [ref(i) for i in node.input]
+        fixed = sum(1 for spec in record.inputs if spec.kind != "dynamic")
+        groups, pos = [], 0
+        for spec in record.inputs:
+            n = len(inputs) - fixed if spec.kind == "dynamic" else (1 if pos < len(inputs) and inputs[pos] else 0)
+            groups.append(max(n, 0))
+            pos += max(n, 1) if spec.kind != "dynamic" else max(n, 0)
+        fixed_out = sum(1 for o in record.outputs if not o.dynamic)
+        out_groups = tuple(len(node.output) - fixed_out if o.dynamic else 1 for o in record.outputs)
+        name = node.name or self._auto_name(node.op_type)
+        self._claim(name, list(node.output))
+        self.nodes.append(
+            Node(
+                name,
+                node.op_type,
+                [i for i in inputs if i],
+                list(node.output),
+                attrs,
+                _ops.GE_DOMAIN,
+                tuple(groups),
+                out_groups,
+            )
+        )
+
     # ----- helpers -----
 
     def node(self, name: str) -> Node:
@@ -259,6 +435,7 @@ class Graph:
         """A snapshot: later changes to either graph do not reach the other (AddGraph copies the graph)."""
         other = Graph(self.name, opset=self.opset)
         other.ir_version = self.ir_version
+        other.attrs = dict(self.attrs)
         other.nodes = [n.copy() for n in self.nodes]
         other.outputs = list(self.outputs)
         other._node_names = set(self._node_names)
@@ -303,6 +480,10 @@ class Graph:
             else:
                 raise TypeError(f"expected a Tensor or a tensor name, got {type(tensor).__name__}")
         return names
+
+    def new_name(self, kind: str) -> str:
+        """A fresh node name ``<kind>_<n>``; one counter per graph (GE's ES builder names nodes so)."""
+        return self._auto_name(kind)
 
     def _auto_name(self, kind: str) -> str:
         while True:

@@ -88,6 +88,7 @@ def compile_graph(graph: Graph) -> CompiledGraph:
     g = graph.copy()
     data = _check(g)
     user_outputs = len(g.outputs)
+    ref_pass(g)
     save_variables = save_pass(g)
     summary_index = handle_summary_op(g)
     assigns = {n.inputs[0]: n.outputs[0] for n in g.nodes if n.type == _ops.ASSIGN}
@@ -95,6 +96,38 @@ def compile_graph(graph: Graph) -> CompiledGraph:
     return CompiledGraph(
         g.name, g, user_outputs, save_variables, summary_index, assigns, data, variables, is_checkpoint_graph(g)
     )
+
+
+def ref_pass(graph: Graph) -> None:
+    """GE ref outputs (ApplyGradientDescent's ``var``) write back to their input: when that input is a
+    Variable, the graph gains an Assign of the output to it, so the session updates the variable."""
+    producers = _producers(graph)
+    for node in [n for n in graph.nodes if n.domain == _ops.GE_DOMAIN]:
+        record = _ops.spec(node.type)
+        for out_name, in_name in record.refs:
+            in_pos = [spec.name for spec in record.inputs].index(in_name)
+            flat_in = sum((node.groups or (1,) * len(record.inputs))[:in_pos])
+            out_pos = [out.name for out in record.outputs].index(out_name)
+            producer = producers.get(node.inputs[flat_in])
+            if producer is not None and producer.type == _ops.VARIABLE:
+                graph.assign(node.inputs[flat_in], node.outputs[out_pos], name=f"{node.name}/ref_{out_name}")
+
+
+def with_data_shapes(graph: Graph, shapes: Sequence[tuple[int, ...]]) -> Graph:
+    """A copy of ``graph`` whose Data declared without a shape take ``shapes[index]`` (the first run's)."""
+    g = graph.copy()
+    for node in g.nodes:
+        if node.type == _ops.DATA and node.attrs.get("shape", ()) is None and node.attrs["index"] < len(shapes):
+            node.attrs = {**node.attrs, "shape": tuple(shapes[node.attrs["index"]])}
+    return g
+
+
+def only_assigned(compiled: CompiledGraph, variable: str) -> bool:
+    """True when every reader of ``variable`` in the graph is an Assign to it (an init graph)."""
+    if variable not in compiled.assigns:
+        return False
+    users = [n for n in compiled.nodes if variable in n.inputs]
+    return all(n.type == _ops.ASSIGN and n.inputs[0] == variable and n.inputs[1] != variable for n in users)
 
 
 def save_pass(graph: Graph) -> list[str]:

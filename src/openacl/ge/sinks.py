@@ -5,6 +5,7 @@ Register them like any callback::
     sess.register_callback_func("Summary", TensorBoardSummaryWriter("runs/exp1"))
     sess.register_callback_func("Save", SafetensorsCheckpointWriter("ckpt", keep=5))
 
+Values may be numpy arrays (``openacl.ge``) or GE-PY ``ge.graph.Tensor`` objects (through ``__array__``).
 Both return ``GeStatus.SUCCESS``, or ``GeStatus.FAILED`` after logging what went wrong; ``run_graph`` only
 logs a failure, so a full disk never stops training.
 """
@@ -75,6 +76,7 @@ class TensorBoardSummaryWriter:
             self.step += 1
         status = GeStatus.SUCCESS
         for key, value in params_list.items():
+            value = np.asarray(value)  # an ndarray, or anything with __array__ (a GE-PY ge.graph.Tensor)
             entry = self._kinds.get(key)
             if entry is None:
                 tag, kind = parse_summary_key(key)
@@ -247,7 +249,8 @@ class SafetensorsCheckpointWriter:
         """The tensors under a temporary name (removed if writing fails)."""
         tmp = self.directory / f".{graph_id}-{step}.safetensors.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp"
         metadata = {"graph_id": str(graph_id), "step": str(step), "time": f"{time.time():.6f}"}
-        arrays = {name: np.ascontiguousarray(value) for name, value in tensors.items()}
+        # ndarrays, or anything with __array__ (a GE-PY ge.graph.Tensor)
+        arrays = {name: np.ascontiguousarray(np.asarray(value)) for name, value in tensors.items()}
         try:
             save_file(arrays, tmp, metadata=metadata)
         except BaseException:

@@ -1,0 +1,72 @@
+"""The ES builder's scopes (``attr_scope``, ``control_dependency_scope``): per thread, nestable, as in GE-PY.
+
+Every node the builder creates inside an ``attr_scope`` gets its attributes; inside a
+``control_dependency_scope`` it gets control edges from the producers of the listed tensors.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+__all__ = ["attr_scope", "control_dependency_scope", "current_attrs", "current_controls"]
+
+_local = threading.local()
+
+
+def _stack(name: str) -> list[Any]:
+    stack = getattr(_local, name, None)
+    if stack is None:
+        stack = []
+        setattr(_local, name, stack)
+    return stack
+
+
+@contextlib.contextmanager
+def attr_scope(attrs: dict[str, Any]) -> Iterator[None]:
+    if not isinstance(attrs, dict) or not all(isinstance(k, str) for k in attrs):
+        raise TypeError("attr_scope takes a dict of str to attribute values")
+    for value in attrs.values():
+        _check_attr_value(value)
+    stack = _stack("attrs")
+    stack.append(dict(attrs))
+    try:
+        yield
+    finally:
+        stack.pop()
+
+
+@contextlib.contextmanager
+def control_dependency_scope(tensors: list[Any]) -> Iterator[None]:
+    if not isinstance(tensors, list):
+        raise TypeError("control_dependency_scope takes a list of TensorHolder")
+    stack = _stack("controls")
+    stack.append(list(tensors))
+    try:
+        yield
+    finally:
+        stack.pop()
+
+
+def current_attrs() -> dict[str, Any]:
+    merged: dict[str, Any] = {}
+    for attrs in _stack("attrs"):
+        merged.update(attrs)
+    return merged
+
+
+def current_controls() -> list[Any]:
+    return [t for tensors in _stack("controls") for t in tensors]
+
+
+def _check_attr_value(value: Any) -> None:
+    """GE-PY maps str, float, bool, DataType, Tensor, int and non-empty lists of them; anything else is ValueError."""
+    if isinstance(value, list):
+        if not value:
+            raise ValueError("an attribute value cannot be an empty list")
+        for item in value:
+            _check_attr_value(item)
+    elif not isinstance(value, str | float | bool | int) and not hasattr(value, "__array__"):
+        raise ValueError(f"unsupported attribute value type {type(value).__name__}")

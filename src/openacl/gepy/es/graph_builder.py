@@ -1,0 +1,373 @@
+"""``ge.es.graph_builder``: the Eager-Style ``GraphBuilder``, its scopes, and how TensorLike literals become tensors.
+
+A builder fills an engine graph (:class:`openacl.ge.graph.Graph`) node by node; ``build_and_reset`` hands it to a
+``ge.graph.Graph`` and closes the builder. :func:`apply_op` is the one path every op function and operator
+overload takes into the engine.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from openacl import dtypes
+from openacl.errors import GeError as EngineError
+from openacl.ge.graph import Graph as EngineGraph
+from openacl.gepy.error import from_engine
+from openacl.gepy.es._scopes import attr_scope, control_dependency_scope, current_attrs, current_controls
+from openacl.gepy.es.tensor_holder import TensorHolder
+from openacl.gepy.graph.graph import Graph
+from openacl.gepy.graph.types import DataType, Format
+
+__all__ = [
+    "GraphBuilder",
+    "InputType",
+    "TensorHolder",
+    "apply_op",
+    "attr_scope",
+    "control_dependency_scope",
+    "convert_to_tensor_holder",
+    "resolve_builder",
+]
+
+_UINT32_MAX = 2**32 - 1
+
+
+class InputType(enum.StrEnum):
+    DATA = "Data"
+    REF_DATA = "RefData"
+    AIPP_DATA = "AippData"
+    ANY_DATA = "AnyData"
+
+
+class GraphBuilder:
+    """``GraphBuilder(name=None)``: builds one graph (named ``"graph"`` by default)."""
+
+    def __init__(self, name: str | None = None) -> None:
+        if name is not None and not isinstance(name, str):
+            raise TypeError("name must be a str")
+        self._graph = EngineGraph(name or "graph")
+        self._outputs: dict[int, TensorHolder] = {}
+        self._built = False
+
+    @property
+    def name(self) -> str:
+        return self._graph.name
+
+    def _check_open(self, what: str) -> None:
+        if self._built:
+            raise RuntimeError(f"Cannot {what}: GraphBuilder has already been built. Create a new GraphBuilder.")
+
+    def _scoped(self, node: str) -> None:
+        """The current scopes' attributes and control edges on a node just made."""
+        attrs = current_attrs()
+        if attrs:
+            self._graph.node(node).attrs.update(attrs)
+        controls = [t.name for t in current_controls() if isinstance(t, TensorHolder) and t._builder is self]
+        if controls:
+            self._graph.add_control(node, controls)
+
+    def _holder(self, tensor: Any) -> TensorHolder:
+        self._scoped(tensor.name)
+        return TensorHolder._wrap(self, tensor, tensor.name)
+
+    # ----- inputs, constants, variables -----
+
+    def create_input(
+        self,
+        index: int,
+        *,
+        name: str | None = None,
+        type_str: InputType | str = InputType.DATA,
+        data_type: DataType = DataType.DT_FLOAT,
+        format: Format = Format.FORMAT_ND,
+        shape: list[int] | None = None,
+    ) -> TensorHolder:
+        """A Data node; ``shape=None`` (or ``[]``) is 0-dim, whose real shape the first run's input gives."""
+        self._check_open("create_input")
+        if not isinstance(index, int) or isinstance(index, bool) or index < 0:
+            raise TypeError("index must be an int >= 0")
+        if not isinstance(data_type, DataType) or not isinstance(format, Format):
+            raise TypeError("data_type must be a DataType and format a Format")
+        if shape is not None and (not isinstance(shape, list) or not all(isinstance(d, int) for d in shape)):
+            raise TypeError("shape must be a list of int")
+        if str(getattr(type_str, "value", type_str)) != InputType.DATA.value:
+            raise RuntimeError(f"Failed to create input: openacl builds only {InputType.DATA.value} inputs")
+        dims = shape if shape else None
+        tensor = self._graph.data(
+            name or f"input_{index}", index=index, shape=dims, dtype=_numpy(data_type), format=int(format)
+        )
+        return self._holder(tensor)
+
+    def create_inputs(self, num: int, start_index: int = 0) -> list[TensorHolder]:
+        if not isinstance(num, int) or num <= 0:
+            raise TypeError("num must be an int > 0")
+        if not isinstance(start_index, int) or start_index < 0:
+            raise TypeError("start_index must be an int >= 0")
+        return [self.create_input(i) for i in range(start_index, start_index + num)]
+
+    def _const(self, array: np.ndarray) -> TensorHolder:
+        self._check_open("create a const")
+        return self._holder(self._graph.const(self._graph.new_name("Const"), array))
+
+    def _const_list(self, value: Any, shape: list[int] | None, dtype: Any, ints: bool) -> TensorHolder:
+        if isinstance(value, list):
+            items = value
+            dims = list(shape) if shape is not None else [len(items)]
+        else:
+            items = [value]
+            dims = list(shape) if shape is not None else []
+        for item in items:
+            if ints and (not isinstance(item, int) or isinstance(item, bool)):
+                raise TypeError(f"value must be int or a list of int, got {type(item).__name__}")
+            if not ints and not isinstance(item, int | float):
+                raise TypeError(f"value must be float or a list of float, got {type(item).__name__}")
+        if not isinstance(dims, list) or not all(isinstance(d, int) for d in dims):
+            raise TypeError("shape must be a list of int")
+        if int(np.prod(dims)) != len(items):
+            raise ValueError(f"{len(items)} values do not fill shape {dims}")
+        return self._const(np.array(items, dtype=dtype).reshape(dims))
+
+    def create_const_int64(self, value: int | list[int], shape: list[int] | None = None) -> TensorHolder:
+        return self._const_list(value, shape, np.int64, True)
+
+    def create_const_int32(self, value: int | list[int], shape: list[int] | None = None) -> TensorHolder:
+        return self._const_list(value, shape, np.int32, True)
+
+    def create_const_uint64(self, value: int | list[int], shape: list[int] | None = None) -> TensorHolder:
+        return self._const_list(_unsigned(value, 2**64 - 1), shape, np.uint64, True)
+
+    def create_const_uint32(self, value: int | list[int], shape: list[int] | None = None) -> TensorHolder:
+        return self._const_list(_unsigned(value, _UINT32_MAX), shape, np.uint32, True)
+
+    def create_const_float(self, value: float | list[float], shape: list[int] | None = None) -> TensorHolder:
+        return self._const_list(value, shape, np.float32, False)
+
+    def create_vector_int64(self, value: list[int]) -> TensorHolder:
+        if not isinstance(value, list):
+            raise TypeError("value must be a list of int")
+        return self._const_list(value, [len(value)], np.int64, True)
+
+    def create_scalar_int64(self, value: int) -> TensorHolder:
+        return self._const_list(value, [], np.int64, True)
+
+    def create_scalar_int32(self, value: int) -> TensorHolder:
+        return self._const_list(value, [], np.int32, True)
+
+    def create_scalar_uint64(self, value: int) -> TensorHolder:
+        return self._const_list(_unsigned(value, 2**64 - 1), [], np.uint64, True)
+
+    def create_scalar_uint32(self, value: int) -> TensorHolder:
+        return self._const_list(_unsigned(value, _UINT32_MAX), [], np.uint32, True)
+
+    def create_scalar_float(self, value: float) -> TensorHolder:
+        return self._const_list(value, [], np.float32, False)
+
+    def create_variable(self, index: int, name: str) -> TensorHolder:
+        """A ``Variable`` named ``name``: session state shared by name across the session's graphs. Its first
+        value comes from a graph that assigns it (an init graph: ``Assign(var, value)``)."""
+        self._check_open("create_variable")
+        if not isinstance(index, int) or not isinstance(name, str):
+            raise TypeError("index must be an int and name a str")
+        tensor = self._graph.variable(name)
+        self._graph.node(tensor.name).attrs["index"] = index
+        return self._holder(tensor)
+
+    # ----- outputs and attributes -----
+
+    def set_graph_output(self, tensor: TensorHolder, output_index: int) -> None:
+        self._check_open("set_graph_output")
+        if not isinstance(tensor, TensorHolder) or not isinstance(output_index, int):
+            raise TypeError("set_graph_output takes a TensorHolder and an int index")
+        if tensor._builder is not self:
+            raise ValueError("the tensor belongs to another GraphBuilder")
+        if output_index < 0 or output_index in self._outputs:
+            raise RuntimeError(f"Failed to set graph output {output_index}: negative or already set")
+        tensor._engine_tensor()
+        self._outputs[output_index] = tensor
+
+    def set_graph_attr_int64(self, name: str, value: int) -> None:
+        self._set_graph_attr(name, value, int)
+
+    def set_graph_attr_string(self, name: str, value: str) -> None:
+        self._set_graph_attr(name, value, str)
+
+    def set_graph_attr_bool(self, name: str, value: bool) -> None:
+        self._set_graph_attr(name, value, bool)
+
+    def _set_graph_attr(self, name: str, value: Any, kind: type) -> None:
+        self._check_open("set a graph attribute")
+        if not isinstance(name, str) or type(value) is not kind:
+            raise TypeError(f"graph attribute {name!r} takes a {kind.__name__}")
+        self._graph.attrs[name] = value
+
+    def set_node_attr_int64(self, tensor: TensorHolder, name: str, value: int) -> None:
+        self._set_node_attr(tensor, name, value, int)
+
+    def set_node_attr_string(self, tensor: TensorHolder, name: str, value: str) -> None:
+        self._set_node_attr(tensor, name, value, str)
+
+    def set_node_attr_bool(self, tensor: TensorHolder, name: str, value: bool) -> None:
+        self._set_node_attr(tensor, name, value, bool)
+
+    set_tensor_attr_int64 = set_node_attr_int64
+    set_tensor_attr_string = set_node_attr_string
+    set_tensor_attr_bool = set_node_attr_bool
+
+    def _set_node_attr(self, tensor: TensorHolder, name: str, value: Any, kind: type) -> None:
+        self._check_open("set a node attribute")
+        if not isinstance(tensor, TensorHolder) or not isinstance(name, str) or type(value) is not kind:
+            raise TypeError(f"attribute {name!r} takes a TensorHolder, a str name and a {kind.__name__}")
+        self._graph.node(tensor.name).attrs[name] = value
+
+    def add_control_dependency(self, dst_tensor: TensorHolder, src_tensors: list[TensorHolder]) -> None:
+        self._check_open("add_control_dependency")
+        if not isinstance(dst_tensor, TensorHolder) or not isinstance(src_tensors, list):
+            raise TypeError("add_control_dependency takes a TensorHolder and a list of TensorHolder")
+        self._graph.add_control(dst_tensor.name, [t.name for t in src_tensors])
+
+    def build_and_reset(self, outputs: list[TensorHolder] | None = None) -> Graph:
+        """The graph, with outputs in index order (``outputs`` sets indexes 0..n-1 first); the builder closes.
+
+        RuntimeError("Failed to build graph") when input or output indexes do not run 0, 1, 2, ...
+        """
+        self._check_open("build_and_reset")
+        if outputs is not None:
+            if not isinstance(outputs, list):
+                raise TypeError("outputs must be a list of TensorHolder")
+            for i, tensor in enumerate(outputs):
+                self.set_graph_output(tensor, i)
+        indexes = sorted(n.attrs["index"] for n in self._graph.nodes if n.type == "Data" and not n.domain)
+        if indexes != list(range(len(indexes))) or sorted(self._outputs) != list(range(len(self._outputs))):
+            raise RuntimeError("Failed to build graph: input and output indexes must run 0, 1, 2, ...")
+        self._graph.set_outputs([self._outputs[i]._engine_tensor() for i in sorted(self._outputs)])
+        self._built = True
+        return Graph._wrap(self._graph)
+
+    # ----- operators -----
+
+    def _binary(self, op_type: str, left: Any, right: Any) -> TensorHolder:
+        for side in (left, right):
+            if isinstance(side, TensorHolder) and side._builder is not self:
+                raise ValueError("both operands must come from the same GraphBuilder")
+        return apply_op(self, op_type, [convert_to_tensor_holder(left, self), convert_to_tensor_holder(right, self)])[0]
+
+
+def apply_op(
+    builder: GraphBuilder,
+    op_type: str,
+    inputs: Sequence[Any],
+    attrs: Mapping[str, Any] | None = None,
+    *,
+    output_counts: Sequence[int] = (),
+    subgraphs: Mapping[str, Any] | None = None,
+    name: str | None = None,
+) -> list[Any]:
+    """One op node through the engine (``Graph.ge_op``); returns one TensorHolder (or list) per IR output, or for
+    an op without outputs a single output-less TensorHolder naming the node."""
+    builder._check_open(op_type)
+    engine_inputs = []
+    for given in inputs:
+        if isinstance(given, list):
+            engine_inputs.append([_engine(builder, t) for t in given])
+        else:
+            engine_inputs.append(None if given is None else _engine(builder, given))
+    engine_subgraphs = {}
+    for key, value in (subgraphs or {}).items():
+        engine_subgraphs[key] = [g._graph for g in value] if isinstance(value, list) else value._graph
+    graph = builder._graph
+    before = len(graph.nodes)
+    try:
+        outputs = graph.ge_op(
+            op_type,
+            engine_inputs,
+            dict(attrs or {}),
+            name=name,
+            output_counts=output_counts,
+            subgraphs=engine_subgraphs,
+        )
+    except EngineError as exc:
+        raise from_engine(exc, op_type) from None
+    node = graph.nodes[-1].name if len(graph.nodes) > before else name or op_type
+    builder._scoped(node)
+    wrapped: list[Any] = []
+    for out in outputs:
+        if isinstance(out, list):
+            wrapped.append([TensorHolder._wrap(builder, t, node) for t in out])
+        else:
+            wrapped.append(TensorHolder._wrap(builder, out, node))
+    return wrapped or [TensorHolder._wrap(builder, None, node)]
+
+
+def _engine(builder: GraphBuilder, value: Any) -> Any:
+    if not isinstance(value, TensorHolder):
+        raise TypeError(f"expected a TensorHolder, got {type(value).__name__}")
+    if value._builder is not builder:
+        raise ValueError("all inputs must come from the same GraphBuilder")
+    return value._engine_tensor()
+
+
+def convert_to_tensor_holder(value: Any, builder: GraphBuilder) -> TensorHolder | None:
+    """A TensorLike as a tensor of ``builder``: int -> int64 scalar, float -> float32 scalar (bool is an int),
+    nested lists -> a const (float32 if any leaf is a float, else int64; ValueError if ragged)."""
+    if value is None or isinstance(value, TensorHolder):
+        return value
+    if isinstance(value, bool | int):
+        return builder.create_scalar_int64(int(value))
+    if isinstance(value, float):
+        return builder.create_scalar_float(value)
+    if isinstance(value, list):
+        flat, shape = _flatten(value)
+        if any(isinstance(v, float) for v in flat):
+            return builder.create_const_float([float(v) for v in flat], shape=shape)
+        return builder.create_const_int64([int(v) for v in flat], shape=shape)
+    raise TypeError(f"expected a TensorHolder or a TensorLike (int, float, nested list), got {type(value).__name__}")
+
+
+def resolve_builder(*values: Any) -> GraphBuilder:
+    """The first GraphBuilder among ``values``, else the builder of the first TensorHolder; ValueError if none."""
+    for value in values:
+        if isinstance(value, GraphBuilder):
+            return value
+    for value in values:
+        if isinstance(value, TensorHolder):
+            return value.get_owner_builder()
+        if isinstance(value, list):
+            for item in value:
+                if isinstance(item, TensorHolder):
+                    return item.get_owner_builder()
+    raise ValueError("cannot tell which GraphBuilder to use: pass a TensorHolder or the owner builder")
+
+
+def _flatten(value: list[Any]) -> tuple[list[Any], list[int]]:
+    if not value:
+        return [], [0]
+    if all(isinstance(v, list) for v in value):
+        parts = [_flatten(v) for v in value]
+        inner = parts[0][1]
+        if any(p[1] != inner for p in parts):
+            raise ValueError("a ragged nested list is not a tensor")
+        return [x for p in parts for x in p[0]], [len(value), *inner]
+    if any(isinstance(v, list) for v in value):
+        raise ValueError("a ragged nested list is not a tensor")
+    for v in value:
+        if not isinstance(v, int | float):
+            raise TypeError(f"a TensorLike holds ints and floats, not {type(v).__name__}")
+    return list(value), [len(value)]
+
+
+def _numpy(data_type: DataType) -> np.dtype:
+    try:
+        return dtypes.numpy_from_ge(data_type)
+    except KeyError:
+        raise RuntimeError(f"Failed to create input: data type {data_type.name} has no CPU equivalent") from None
+
+
+def _unsigned(value: Any, limit: int) -> Any:
+    for item in value if isinstance(value, list) else [value]:
+        if isinstance(item, int) and not 0 <= item <= limit:
+            raise ValueError(f"{item} is out of range for an unsigned const (0..{limit})")
+    return value

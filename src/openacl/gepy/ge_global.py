@@ -1,0 +1,35 @@
+"""``ge.ge_global``: ``GeApi.ge_initialize`` / ``ge_finalize``, which return 0 (GE-PY's code; its docs say None)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from openacl.ge import errmsg
+from openacl.ge import session as _engine
+from openacl.gepy.error import check
+
+__all__ = ["GeApi"]
+
+
+class GeApi:
+    """GE's process-wide initialisation; both methods are classmethods (the examples call them on an instance)."""
+
+    @classmethod
+    def ge_initialize(cls, config: dict[str, str]) -> int:
+        """``GEInitialize``: TypeError unless ``config`` is a non-empty dict of str to str."""
+        if not isinstance(config, dict) or not config:
+            raise TypeError("config must be a non-empty dict of str to str")
+        _check_strings(config)
+        errmsg.clear()
+        return check(_engine.ge_initialize(config), "GEInitialize")
+
+    @classmethod
+    def ge_finalize(cls) -> int:
+        errmsg.clear()
+        return check(_engine.ge_finalize(), "GEFinalize")
+
+
+def _check_strings(options: dict[Any, Any]) -> None:
+    for key, value in options.items():
+        if not isinstance(key, str) or not isinstance(value, str):
+            raise TypeError(f"options must map str to str, got {key!r}: {value!r}")

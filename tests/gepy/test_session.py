@@ -1,0 +1,106 @@
+"""``ge.ge_global.GeApi`` and ``ge.session.Session``: GE-PY's return values, TypeErrors and GeErrors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from ge.error import GeError
+from ge.es.all import Add, Relu
+from ge.es.graph_builder import GraphBuilder
+from ge.ge_global import GeApi
+from ge.graph import Tensor
+from ge.graph.types import DataType, Format
+from ge.session import Session
+
+from openacl import ge as engine
+
+
+def relu_graph(shape=(2, 2)):
+    b = GraphBuilder("relu")
+    x = b.create_input(0, name="x", data_type=DataType.DT_FLOAT, shape=list(shape) if shape else None)
+    b.set_graph_output(Relu(x), 0)
+    return b.build_and_reset()
+
+
+def floats(values, shape):
+    return Tensor(list(values), None, DataType.DT_FLOAT, Format.FORMAT_ND, list(shape))
+
+
+def test_initialize_and_finalize_return_zero():
+    assert GeApi().ge_initialize({"ge.exec.deviceId": "0", "ge.graphRunMode": "0"}) == 0
+    assert engine.is_initialized()
+    assert GeApi.ge_finalize() == 0
+    assert not engine.is_initialized()
+
+
+@pytest.mark.parametrize("config", [None, {}, [("a", "b")], {"ge.exec.deviceId": 0}])
+def test_initialize_type_errors(config):
+    with pytest.raises(TypeError):
+        GeApi.ge_initialize(config)
+
+
+def test_add_run_remove(initialized):
+    session = Session()
+    assert session.add_graph(1, relu_graph()) == 0
+    [out] = session.run_graph(1, [floats([-1, 2, -3, 4], [2, 2])])
+    assert isinstance(out, Tensor) and out.get_data() == [[0.0, 2.0], [0.0, 4.0]]
+    assert out.get_data_type() is DataType.DT_FLOAT and out.get_format() is Format.FORMAT_ND
+    assert session.remove_graph(1) is None
+
+
+def test_type_errors(initialized):
+    session = Session()
+    with pytest.raises(TypeError, match="option must be a dictionary"):
+        Session([("ge.graphRunMode", "0")])
+    with pytest.raises(TypeError, match="Graph_id"):
+        session.add_graph("1", relu_graph())
+    with pytest.raises(TypeError, match="Add_graph must be a Graph"):
+        session.add_graph(1, engine.Graph("raw"))
+    assert session.add_graph(1, relu_graph()) == 0
+    with pytest.raises(TypeError, match="inputs must be a list of Tensor"):
+        session.run_graph(1, (floats([1, 2, 3, 4], [2, 2]),))
+    with pytest.raises(TypeError, match="All elements"):
+        session.run_graph(1, [np.ones((2, 2), np.float32)])
+
+
+def test_failures_are_ge_errors_with_api_name_context_and_text(initialized):
+    session = Session()
+    with pytest.raises(GeError) as info:
+        session.run_graph(9, [])
+    err = info.value
+    assert isinstance(err, RuntimeError)
+    assert err.api_name == "RunGraph" and err.context == {"graph_id": 9}
+    assert "graph id 9 does not exist" in err.error_message
+    assert str(err).startswith("RunGraph failed; graph_id=9; ")
+    with pytest.raises(GeError, match="RemoveGraph failed; graph_id=4"):
+        session.remove_graph(4)
+    assert session.add_graph(1, relu_graph()) == 0
+    with pytest.raises(GeError, match="expected float32") as info:
+        session.run_graph(1, [Tensor([1, 2, 3, 4], None, DataType.DT_INT32, Format.FORMAT_ND, [2, 2])])
+    assert info.value.context == {"graph_id": 1}
+
+
+def test_session_before_initialize_fails_at_first_call():
+    session = Session()
+    assert GeApi.ge_initialize({"ge.exec.deviceId": "0"}) == 0
+    with pytest.raises(GeError, match=r"AddGraph failed; graph_id=1; .*created before GEInitialize"):
+        session.add_graph(1, relu_graph())
+
+
+def test_zero_dim_data_takes_the_first_runs_shape(initialized):
+    session = Session()
+    assert session.add_graph(1, relu_graph(shape=None)) == 0
+    [out] = session.run_graph(1, [floats(range(-3, 3), [3, 2])])
+    assert out.get_shape() == [3, 2] and out.get_data() == [[0.0, 0.0], [0.0, 0.0], [1.0, 2.0]]
+    assert session.run_graph(1, [floats([5, -5, 1, 1, 0, 0], [3, 2])])[0].get_data()[0] == [5.0, 0.0]
+    with pytest.raises(GeError, match=r"shape \(6,\), expected \(3, 2\)"):
+        session.run_graph(1, [floats(range(6), [6])])
+
+
+def test_unwired_graph_runs_and_returns_no_outputs(initialized):
+    b = GraphBuilder("dangling")
+    x = b.create_input(0, data_type=DataType.DT_FLOAT, shape=[2])
+    Add(x, x)
+    session = Session()
+    assert session.add_graph(1, b.build_and_reset()) == 0
+    assert session.run_graph(1, [floats([1, 2], [2])]) == []
