@@ -83,8 +83,7 @@ class VdecFrameConfig:
 channel_descs: HandleTable[VdecChannelDesc] = HandleTable("vdec channel desc")
 frame_configs: HandleTable[VdecFrameConfig] = HandleTable("vdec frame config")
 
-_lifetime = threading.Lock()  # create/destroy of channels, and the channel-id registry
-_live_ids: dict[int, VdecChannel] = {}
+_lifetime = threading.Lock()  # create/destroy of channels
 
 
 @dataclass(frozen=True)
@@ -303,11 +302,9 @@ def create_channel(handle: int) -> None:
             raise AclError(_INVALID, "vdec_create_channel needs the callback thread id (set_channel_desc_thread_id)")
         if desc.channel_id > _max_channel_id():
             raise AclError(_INVALID, f"vdec channel id {desc.channel_id} is not in 0..{_max_channel_id()}")
-        if desc.channel_id in _live_ids:
+        if any(other.channel is not None and other.channel_id == desc.channel_id for other in channel_descs.values()):
             raise AclError(_INVALID, f"vdec channel id {desc.channel_id} is in use by another channel")
-        channel = VdecChannel(desc)
-        desc.channel = channel
-        _live_ids[desc.channel_id] = channel
+        desc.channel = VdecChannel(desc)
 
 
 def _live_channel(handle: int) -> VdecChannel:
@@ -331,8 +328,6 @@ def destroy_channel(handle: int) -> None:
     finally:
         with _lifetime:
             channel.desc.channel = None
-            if _live_ids.get(channel.desc.channel_id) is channel:
-                del _live_ids[channel.desc.channel_id]
 
 
 def _frame_config(handle: int) -> None:
