@@ -274,7 +274,7 @@ def test_wrong_kind_destroyed_and_missing_descs(ctx):
         M.vdec_send_frame(M.vdec_create_channel_desc(), stream_desc, out, config, None)
     with pytest.raises(TypeError, match="parameter must be callable"):
         M.vdec_set_channel_desc_callback(channel.desc, 5)
-    with pytest.raises(TypeError, match="acl.media.vdec_send_frame args parse failed"):
+    with pytest.raises(TypeError, match=r"acl\.media\.vdec_send_frame args parse failed"):
         M.vdec_send_frame(channel.desc, stream_desc, out, config)
     assert channel.close() == SUCCESS
     assert channel.calls == []
@@ -347,9 +347,7 @@ def test_skipped_frames_and_raising_callbacks(ctx, acl_log):
     assert any("callback raised ValueError: boom" in r.getMessage() for r in acl_log.records)
 
 
-def test_a_thread_that_never_runs_process_report_holds_the_frames_and_destroy_still_returns(
-    ctx, monkeypatch, acl_log
-):
+def test_a_thread_that_never_runs_process_report_holds_the_frames_and_destroy_still_returns(ctx, monkeypatch, acl_log):
     monkeypatch.setattr(video_channel, "DRAIN_PATIENCE_S", 0.3)
     hold = threading.Event()
     packets = encode_clip("libx264", 4, 192, 128, profile="baseline")

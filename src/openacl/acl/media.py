@@ -731,6 +731,4 @@ def venc_send_frame(venc_channel_desc, input_pic_desc, reserve, venc_frame_confi
     _venc.send_frame(venc_channel_desc, input_pic_desc, reserve, venc_frame_config, user_data)
 
 
-__all__ += [
-    name for name in dir() if name.startswith(("vdec_", "venc_")) and callable(globals()[name])
-]
+__all__ += [name for name in dir() if name.startswith(("vdec_", "venc_")) and callable(globals()[name])]

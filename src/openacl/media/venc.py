@@ -12,7 +12,8 @@ a valid stream.
 Decisions where CANN is silent:
 - Zero-latency encoding (no B-frames, no lookahead), so each picture's payload is ready when its send returns;
   GOP = ``key_frame_interval`` (default 16, what the sample sets), no scene-cut key frames;
-  ``venc_set_frame_config_force_i_frame`` makes that frame an IDR. Preset ``veryfast``. H.264 profile follows the
+  ``venc_set_frame_config_force_i_frame`` makes that frame an IDR, and the
+  interval counts again from it. Preset ``veryfast``. H.264 profile follows the
   entype (1 baseline, 2 main, 3 high); 0 is H.265 main.
 - Rate control: ``max_bit_rate`` (kbit/s) set → that average bit rate (``rc_mode`` 2, CBR, also caps the rate at
   it); unset → constant quality (CRF 23 for H.264, 28 for H.265). ``src_rate`` (default 30) is the frame rate.
@@ -109,8 +110,7 @@ def _encoder(desc: VencChannelDesc) -> av.CodecContext:
     if desc.max_bit_rate:
         context.bit_rate = desc.max_bit_rate * 1000
         if desc.rc_mode == RC_CBR:
-            context.rc_max_rate = context.bit_rate
-            context.rc_buffer_size = context.bit_rate
+            options["maxrate"] = options["bufsize"] = str(context.bit_rate)
     else:
         options["crf"] = "28" if hevc else "23"
     if hevc:
