@@ -86,6 +86,8 @@ REASONS: dict[str, str] = {
     "acl.op.*kernel*": "registers and launches AI Core kernels, which cannot run on a CPU",
     "acl.op.register_compile_func": "registers AI Core kernel compilers, which cannot run on a CPU",
     "acl.op.*": "not written yet",
+    "acl.media.v[de][en]c_*_channel_desc_param": "typed parameter access by parameter-type enum, which no sample "
+    "uses; every parameter it reaches has its own setter and getter",
     "acl.media.*": "DVPP, JPEG, PNG, VDEC and VENC (acl.media) are the DVPP issue's work",
     "acl.prof.*": "profiling reads NPU hardware counters; openacl's timeline is its trace (OPENACL_TRACE)",
     "acl.blas.*": "matrix kernels that run as AI Core operators; not planned (acl.op covers operators)",
