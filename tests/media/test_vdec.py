@@ -363,3 +363,32 @@ def test_a_thread_that_never_runs_process_report_holds_the_frames_and_destroy_st
     channel.thread.close()
     assert channel.calls == []
     assert M.vdec_destroy_channel_desc(channel.desc) == SUCCESS
+
+
+def test_a_device_reset_under_a_live_channel_leaves_destroy_returning(ctx):
+    packets = encode_clip("libx264", 2, 192, 128, profile="baseline")
+    channel = Channel(ctx, 1)
+    assert channel.send(packets[0]) == SUCCESS
+    assert acl.rt.destroy_context(ctx) == SUCCESS
+    assert acl.rt.reset_device(0) == SUCCESS  # tears down the channel's stream and subscription
+    assert M.vdec_destroy_channel(channel.desc) == SUCCESS
+    assert M.vdec_destroy_channel_desc(channel.desc) == SUCCESS
+    channel.thread.close()
+
+
+def test_s_vdec_trace_one_h265_frame_sent_ten_times_through_one_buffer(ctx):
+    """S-VDEC: a one-frame 1280x720 H.265 file sent ten times with user_data None; ten callbacks by the time
+    vdec_destroy_channel returns, each picture the size S-VDR checks (align16(w) * align2(h) * 3 / 2)."""
+    (frame,) = encode_clip("libx265", 1, 1280, 720)
+    expected = reference_nv12("hevc", [frame], nv21=True)[0]
+    channel = Channel(ctx, H265, NV21, channel_id=10)
+    size = 1280 * 720 * 3 // 2
+    for _ in range(10):
+        assert channel.send(frame, None, out_size=size, fmt=NV21) == SUCCESS
+    assert channel.close() == SUCCESS
+    assert len(channel.calls) == 10
+    for call in channel.calls:
+        assert call["ret"] == 0 and call["size"] == size == 1382400
+        luma, chroma = nv12_of(call)
+        np.testing.assert_array_equal(luma, expected[0])
+        np.testing.assert_array_equal(chroma, expected[1])

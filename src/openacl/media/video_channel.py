@@ -136,6 +136,8 @@ class CallbackChannel:
 
     def wait_callbacks(self) -> bool:
         """Wait until every launched callback has run; False if the subscribed thread stalled (see module doc)."""
+        if self.stream.destroyed:
+            return True
         seen = self.started
         last_progress = time.monotonic()
         while True:
@@ -161,8 +163,9 @@ class CallbackChannel:
     def close(self) -> None:
         """Drain, unsubscribe and drop the stream (after the codec has flushed); raises 507012 if callbacks
         never ran. The channel is closed either way."""
+        if self.stream.destroyed:  # its device was reset under it: nothing is left to wait for
+            return
         drained = self.wait_callbacks()
-        undelivered = self.launched - self.started
         if self.stream.subscription is not None:
             _report.unsubscribe(self.stream.subscription.thread_id, self.stream, reason=f"{self.kind}_destroy_channel")
         _device.destroy_stream_object(self.stream, True, f"{self.kind}_destroy_channel")
