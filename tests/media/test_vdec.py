@@ -239,10 +239,8 @@ def test_output_checks_become_ret_codes(ctx):
     channel = Channel(ctx, 1)
     assert channel.send(packets[0], 0, out_size=192 * 128) == SUCCESS  # below 192*128*3/2
     freed = M.dvpp_create_pic_desc()
-    buffer, _ = M.dvpp_malloc(192 * 128 * 2)
-    M.dvpp_set_pic_desc_data(freed, buffer)
+    M.dvpp_set_pic_desc_data(freed, 0x1000)  # inside no allocation (a freed buffer's address may come back)
     M.dvpp_set_pic_desc_size(freed, 192 * 128 * 2)
-    assert M.dvpp_free(buffer) == SUCCESS
     stream_desc = M.dvpp_create_stream_desc()
     M.dvpp_set_stream_desc_data(stream_desc, channel.input)
     acl.rt.memcpy(channel.input, 1 << 20, acl.util.bytes_to_ptr(packets[1]), len(packets[1]), 1)
@@ -278,7 +276,10 @@ def test_wrong_kind_destroyed_and_missing_descs(ctx):
         M.vdec_send_frame(channel.desc, stream_desc, out, config)
     assert channel.close() == SUCCESS
     assert channel.calls == []
-    assert M.vdec_send_frame(channel.desc, stream_desc, out, config, None) == INVALID  # channel destroyed
+    with pytest.raises(RuntimeError, match="did not set callback"):  # destroy dropped the stored callable
+        M.vdec_send_frame(channel.desc, stream_desc, out, config, None)
+    M.vdec_set_channel_desc_callback(channel.desc, channel.callback)
+    assert M.vdec_send_frame(channel.desc, stream_desc, out, config, None) == INVALID  # no channel
     assert M.vdec_destroy_channel_desc(channel.desc) == SUCCESS
     assert M.vdec_destroy_frame_config(config) == SUCCESS
     assert M.vdec_destroy_frame_config(config) == INVALID
@@ -392,3 +393,11 @@ def test_s_vdec_trace_one_h265_frame_sent_ten_times_through_one_buffer(ctx):
         luma, chroma = nv12_of(call)
         np.testing.assert_array_equal(luma, expected[0])
         np.testing.assert_array_equal(chroma, expected[1])
+
+
+def test_destroy_drops_the_stored_callback_as_pyacl_does(ctx):
+    channel = Channel(ctx, 1)
+    assert channel.close() == SUCCESS
+    with pytest.raises(RuntimeError, match="did not set callback"):
+        M.vdec_get_channel_desc_callback(channel.desc)
+    assert M.vdec_create_channel(channel.desc) == INVALID  # a callback is needed again

@@ -222,3 +222,34 @@ def test_channel_desc_settings_and_create_rules(ctx):
     assert M.venc_destroy_frame_config(config) == SUCCESS
     assert M.venc_get_frame_config_eos(config) == 0  # destroyed: the getter's 0
     thread.close()
+
+
+def test_payloads_go_into_the_users_buffer_when_buf_addr_is_set_and_oversize_ones_fail(ctx):
+    encoder = Encoder(ctx, 1, 128, 128)
+    assert encoder.close() == SUCCESS
+    with pytest.raises(RuntimeError, match="did not set callback"):  # destroy dropped the stored callable
+        M.venc_get_channel_desc_callback(encoder.desc)
+    encoder.thread = ReportThread(ctx)
+    M.venc_set_channel_desc_thread_id(encoder.desc, encoder.thread.tid)
+    M.venc_set_channel_desc_callback(encoder.desc, encoder.callback)
+    buffer, _ = M.dvpp_malloc(1 << 16)
+    assert M.venc_set_channel_desc_buf_addr(encoder.desc, buffer) == SUCCESS
+    assert M.venc_set_channel_desc_buf_size(encoder.desc, 1 << 16) == SUCCESS
+    seen = []
+    encoder.on_callback = lambda call: seen.append(M.dvpp_get_stream_desc_data(call["output"]))
+    frames = source_frames(3, 128, 128)
+    assert M.venc_create_channel(encoder.desc) == SUCCESS
+    for index, frame in enumerate(frames):
+        assert encoder.send(frame, index) == SUCCESS
+    assert M.venc_set_channel_desc_buf_size(encoder.desc, 8) == SUCCESS  # taken at the next create
+    assert encoder.send(frames[0], 3) == SUCCESS
+    assert M.venc_destroy_channel(encoder.desc) == SUCCESS
+    assert seen == [buffer] * 4
+    assert [c["ret"] for c in encoder.calls] == [0, 0, 0, 0]
+    pictures, _, _ = decode_all("h264", encoder.stream())
+    assert len(pictures) == 4
+    M.venc_set_channel_desc_callback(encoder.desc, encoder.callback)
+    assert M.venc_create_channel(encoder.desc) == SUCCESS
+    assert encoder.send(frames[0], 4) == SUCCESS
+    assert encoder.close() == SUCCESS
+    assert (encoder.calls[4]["ret"], encoder.calls[4]["size"]) == (venc.RET_BUFFER_FULL, 0)

@@ -27,10 +27,13 @@ Decisions where CANN is silent (and the spec's recommendations taken):
 - A 10-bit H.265 stream is reduced to 8 bits by swscale. Channel ids are 0..31 (310 rules) or 0..255 (310P), and
   two live channels cannot share one (``ACL_ERROR_INVALID_PARAM``).
 - ``vdec_send_skipped_frame`` decodes the frame and calls back with ``output_pic_desc = 0``.
+- ``vdec_destroy_channel`` drops the desc's stored callable, as pyACL's wrapper does: a channel created again on
+  the same desc needs ``vdec_set_channel_desc_callback`` again.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections import deque
 from collections.abc import Callable
@@ -127,6 +130,7 @@ class VdecChannel(CallbackChannel):
     def __init__(self, desc: VdecChannelDesc) -> None:
         super().__init__(desc.thread_id)
         self.desc = desc
+        self.settings = dataclasses.replace(desc, callback=None, channel=None)  # taken at create, as ACL does
         self.entype = desc.entype
         self.out_mode = desc.out_mode
         self.decoder = _Decoder(self.entype, self.out_mode)
@@ -143,7 +147,7 @@ class VdecChannel(CallbackChannel):
             try:
                 pictures = self.decoder.decode(data)
             except av.FFmpegError as exc:
-                log.warning("vdec channel %d: frame %d: %s", self.desc.channel_id, record.seq, exc)
+                log.warning("vdec channel %d: frame %d: %s", self.settings.channel_id, record.seq, exc)
                 record.resolve(code=RET_DECODE_ERROR)
                 pictures = []
             self.assign(pictures)
@@ -170,7 +174,7 @@ class VdecChannel(CallbackChannel):
         if self.spare:
             log.info(
                 "vdec channel %d: %d picture(s) beyond the frames sent were dropped",
-                self.desc.channel_id,
+                self.settings.channel_id,
                 len(self.spare),
             )
             self.spare.clear()
@@ -189,7 +193,7 @@ class VdecChannel(CallbackChannel):
             except AclError:
                 log.warning(
                     "vdec channel %d: output pic desc %#x was destroyed before its frame was delivered",
-                    self.desc.channel_id,
+                    self.settings.channel_id,
                     record.output,
                 )
             else:
@@ -200,7 +204,7 @@ class VdecChannel(CallbackChannel):
         try:
             return self.write(picture, target, out)
         except (AclError, av.FFmpegError, ValueError) as exc:  # a conversion FFmpeg refuses: the frame fails
-            log.warning("vdec channel %d: writing a picture failed: %s", self.desc.channel_id, exc)
+            log.warning("vdec channel %d: writing a picture failed: %s", self.settings.channel_id, exc)
             return RET_DECODE_ERROR
 
     def write(self, picture: av.VideoFrame, target: _Target, out: _descs.PicDesc) -> int:
@@ -209,8 +213,8 @@ class VdecChannel(CallbackChannel):
             return RET_UNSUPPORTED
         if picture.format.name not in ("yuv420p", "yuvj420p", "yuv420p10le"):
             return RET_UNSUPPORTED
-        width = target.width or self.desc.out_pic_width or picture.width & ~1
-        height = target.height or self.desc.out_pic_height or picture.height & ~1
+        width = target.width or self.settings.out_pic_width or picture.width & ~1
+        height = target.height or self.settings.out_pic_height or picture.height & ~1
         rgb = target.av_format in ("rgb24", "bgr24")
         width_stride = target.width_stride or align_up(width, 16) * (3 if rgb else 1)
         height_stride = target.height_stride or align_up(height, 2)
@@ -302,7 +306,9 @@ def create_channel(handle: int) -> None:
             raise AclError(_INVALID, "vdec_create_channel needs the callback thread id (set_channel_desc_thread_id)")
         if desc.channel_id > _max_channel_id():
             raise AclError(_INVALID, f"vdec channel id {desc.channel_id} is not in 0..{_max_channel_id()}")
-        if any(other.channel is not None and other.channel_id == desc.channel_id for other in channel_descs.values()):
+        if any(
+            d.channel is not None and d.channel.settings.channel_id == desc.channel_id for d in channel_descs.values()
+        ):
             raise AclError(_INVALID, f"vdec channel id {desc.channel_id} is in use by another channel")
         desc.channel = VdecChannel(desc)
 
@@ -328,6 +334,7 @@ def destroy_channel(handle: int) -> None:
     finally:
         with _lifetime:
             channel.desc.channel = None
+            channel.desc.callback = None  # pyACL drops the stored callable with the channel
 
 
 def _frame_config(handle: int) -> None:
@@ -339,7 +346,7 @@ def _target(channel: VdecChannel, out: _descs.PicDesc) -> _Target:
     geometry = (out.width, out.height, out.width_stride, out.height_stride)
     if any(geometry) and not all(geometry):
         raise AclError(_INVALID, f"vdec output desc sets only some of width, height, width/height stride: {geometry}")
-    fmt = out.format or channel.desc.out_pic_format
+    fmt = out.format or channel.settings.out_pic_format
     if fmt not in NV12_NV21 and not (fmt in _RGB and _chip.current().name == "310P"):
         raise AclError(
             AclCode.ACL_ERROR_FORMAT_NOT_MATCH, f"vdec cannot output pixel format {fmt} on {_chip.current().name}"

@@ -25,10 +25,14 @@ Decisions where CANN is silent:
   and unsubscribes. A payload above ``buf_size`` (default 8 MiB) gets ``ret_code`` ``RET_BUFFER_FULL``
   (0xA005800F) and size 0; a frame the encoder could not take gets ``RET_ENCODE_ERROR`` (1).
 - Picture size: 128..1920 a side on the 310 rules, 128..4096 on the 310P rules, both even.
+- Output memory: without ``buf_addr`` each payload is put in device memory of its own, freed after its callback;
+  with ``buf_addr`` (and ``buf_size``) every payload is written there, so it is valid until the next callback.
+- ``venc_destroy_channel`` drops the desc's stored callable, as pyACL's wrapper does.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections import deque
 from collections.abc import Callable
@@ -127,9 +131,11 @@ class VencChannel(CallbackChannel):
     kind = "venc"
 
     def __init__(self, desc: VencChannelDesc) -> None:
-        self.encoder = _encoder(desc)  # before the subscription: a bad setting leaves nothing behind
+        self.settings = dataclasses.replace(desc, callback=None, channel=None)  # taken at create, as ACL does
+        self.encoder = _encoder(self.settings)  # before the subscription: a bad setting leaves nothing behind
         super().__init__(desc.thread_id)
         self.desc = desc
+        self.buf_addr, self.buf_size = desc.buf_addr, desc.buf_size
         self.spare: deque[bytes] = deque()
         self.closing = False
         self.fresh = True
@@ -170,7 +176,7 @@ class VencChannel(CallbackChannel):
                 record.resolve(code=RET_ENCODE_ERROR)
         self.spare.clear()
         self.launch_resolved()
-        self.encoder = _encoder(self.desc)
+        self.encoder = _encoder(self.settings)
         self.fresh = True
 
     # ----- on the subscribed thread -----
@@ -179,13 +185,20 @@ class VencChannel(CallbackChannel):
         payload: bytes = record.result or b""  # type: ignore[assignment]
         record.result = None
         code = record.code
-        if not code and len(payload) > self.desc.buf_size:
+        if not code and len(payload) > self.buf_size:
             code, payload = RET_BUFFER_FULL, b""
-        addr = _memory.malloc(max(len(payload), 1), 0, self.device_id) if payload else 0
-        try:
-            if payload:
+        own = self.buf_addr == 0  # the user's output buffer (buf_addr) is used as it is, else one of ours
+        addr = self.buf_addr
+        if payload:
+            try:
+                if own:
+                    addr = _memory.malloc(len(payload), 0, self.device_id)
                 _memory.view_array(addr, (len(payload),), np.dtype(np.uint8))[:] = np.frombuffer(payload, np.uint8)
-            out = _descs.StreamDesc(addr, len(payload), self.desc.entype, record.seq, code, 0)
+            except AclError as exc:
+                log.warning("venc channel: frame %d: the output buffer cannot take it: %s", record.seq, exc)
+                code, payload = RET_BUFFER_FULL, b""
+        try:
+            out = _descs.StreamDesc(addr if payload else 0, len(payload), self.settings.entype, record.seq, code, 0)
             handle = _descs.stream_descs.add(out)
             try:
                 record.callback(record.input, handle, record.user_data)
@@ -193,7 +206,7 @@ class VencChannel(CallbackChannel):
                 if handle in _descs.stream_descs:
                     _descs.stream_descs.remove(handle)
         finally:
-            if addr:
+            if own and addr:
                 _memory.free(addr)
 
 
@@ -279,6 +292,7 @@ def destroy_channel(handle: int) -> None:
     finally:
         with _lifetime:
             channel.desc.channel = None
+            channel.desc.callback = None  # pyACL drops the stored callable with the channel
 
 
 def _read_picture(desc: VencChannelDesc, pic: _descs.PicDesc) -> av.VideoFrame:
@@ -307,8 +321,7 @@ def _read_picture(desc: VencChannelDesc, pic: _descs.PicDesc) -> av.VideoFrame:
 
 def send_frame(handle: int, pic_handle: int, reserve: int, config: int, user_data: object) -> None:
     channel = _live_channel(handle)
-    desc = channel.desc
-    callback = desc.callback
+    callback = channel.desc.callback  # the callable stored now, paired with this frame (pyACL's record)
     assert callback is not None
     if reserve != 0:
         raise AclError(_INVALID, f"venc_send_frame's reserved argument must be 0, not {reserve:#x}")
@@ -324,7 +337,7 @@ def send_frame(handle: int, pic_handle: int, reserve: int, config: int, user_dat
         return
     if not pic_handle:
         raise AclError(_INVALID, "venc_send_frame needs an input pic desc (or a frame config with eos set)")
-    picture = _read_picture(desc, _descs.pic_descs.get(pic_handle))
+    picture = _read_picture(channel.settings, _descs.pic_descs.get(pic_handle))
     if frame_config.force_i_frame:
         picture.pict_type = av.video.frame.PictureType.I
     record = Pending(callback, pic_handle, 0, user_data)
