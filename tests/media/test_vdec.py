@@ -401,3 +401,53 @@ def test_destroy_drops_the_stored_callback_as_pyacl_does(ctx):
     with pytest.raises(RuntimeError, match="did not set callback"):
         M.vdec_get_channel_desc_callback(channel.desc)
     assert M.vdec_create_channel(channel.desc) == INVALID  # a callback is needed again
+
+
+@pytest.mark.parametrize(("out_mode", "options", "held_back"), [(1, {"tune": "zerolatency"}, 0), (0, {}, 2)])
+def test_out_mode_1_delivers_each_frame_at_its_send_and_out_mode_0_lets_the_decoder_delay(
+    ctx, out_mode, options, held_back
+):
+    packets = encode_clip("libx264", 6, 192, 128, **options)
+    channel = Channel(ctx, H264_MAIN)
+    M.vdec_destroy_channel(channel.desc)
+    M.vdec_set_channel_desc_callback(channel.desc, channel.callback)
+    assert M.vdec_set_channel_desc_out_mode(channel.desc, out_mode) == SUCCESS
+    assert M.vdec_create_channel(channel.desc) == SUCCESS
+    live = vdec.channel_descs.get(channel.desc).channel
+    waiting = []
+    for index, packet in enumerate(packets):
+        assert channel.send(packet, index) == SUCCESS
+        waiting.append(len(live.fifo))  # frames sent whose picture the decoder has not given yet
+    assert max(waiting) == held_back
+    assert channel.close() == SUCCESS
+    assert [c["user_data"] for c in channel.calls] == list(range(6))
+
+
+def test_two_channels_served_by_one_report_thread_keep_their_own_order(ctx):
+    first = Channel(ctx, H264_MAIN, channel_id=1)
+    second_desc = M.vdec_create_channel_desc()
+    calls = []
+    M.vdec_set_channel_desc_channel_id(second_desc, 2)
+    M.vdec_set_channel_desc_thread_id(second_desc, first.thread.tid)  # the same thread serves both
+    M.vdec_set_channel_desc_callback(second_desc, lambda i, o, u: calls.append((u, threading.get_ident())))
+    M.vdec_set_channel_desc_entype(second_desc, H265)
+    assert M.vdec_create_channel(second_desc) == SUCCESS
+    h264 = encode_clip("libx264", 5, 192, 128)
+    h265 = encode_clip("libx265", 5, 192, 128)
+    data = to_device(max(h265, key=len), 1 << 16)
+    config = M.vdec_create_frame_config()
+    for index, (a, b) in enumerate(zip(h264, h265, strict=True)):
+        assert first.send(a, index) == SUCCESS
+        acl.rt.memcpy(data, 1 << 16, acl.util.bytes_to_ptr(b), len(b), 1)
+        stream_desc = M.dvpp_create_stream_desc()
+        M.dvpp_set_stream_desc_data(stream_desc, data)
+        M.dvpp_set_stream_desc_size(stream_desc, len(b))
+        out = M.dvpp_create_pic_desc()
+        buffer, _ = M.dvpp_malloc(192 * 128 * 3 // 2)
+        M.dvpp_set_pic_desc_data(out, buffer)
+        M.dvpp_set_pic_desc_size(out, 192 * 128 * 3 // 2)
+        assert M.vdec_send_frame(second_desc, stream_desc, out, config, index) == SUCCESS
+    assert M.vdec_destroy_channel(second_desc) == SUCCESS
+    assert first.close() == SUCCESS
+    assert [c["user_data"] for c in first.calls] == list(range(5))
+    assert calls == [(i, first.thread.tid) for i in range(5)]

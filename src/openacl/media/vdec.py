@@ -168,9 +168,16 @@ class VdecChannel(CallbackChannel):
         if self.fresh:
             return
         self.assign(self.decoder.flush())
-        for record in self.fifo:
-            if not record.resolved:
-                record.resolve(code=RET_NO_PICTURE)
+        missing = [record for record in self.fifo if not record.resolved]
+        for record in missing:
+            record.resolve(code=RET_NO_PICTURE)
+        if missing:
+            log.warning(
+                "vdec channel %d: %d frame(s) got no picture (ret code %#x)",
+                self.settings.channel_id,
+                len(missing),
+                RET_NO_PICTURE,
+            )
         if self.spare:
             log.info(
                 "vdec channel %d: %d picture(s) beyond the frames sent were dropped",
