@@ -451,3 +451,32 @@ def test_two_channels_served_by_one_report_thread_keep_their_own_order(ctx):
     assert first.close() == SUCCESS
     assert [c["user_data"] for c in first.calls] == list(range(5))
     assert calls == [(i, first.thread.tid) for i in range(5)]
+
+
+def test_a_callback_thread_that_has_exited_loses_its_frames_and_destroy_says_so(ctx, monkeypatch, acl_log):
+    monkeypatch.setattr(video_channel, "DRAIN_PATIENCE_S", 60.0)  # the runtime's reaper, not patience, ends it
+    tid, ret = acl.util.start_thread(lambda args: None, [])
+    assert ret == SUCCESS
+    assert acl.util.stop_thread(tid) == SUCCESS  # joined: the thread is gone
+    desc = M.vdec_create_channel_desc()
+    calls = []
+    M.vdec_set_channel_desc_thread_id(desc, tid)
+    M.vdec_set_channel_desc_callback(desc, lambda *args: calls.append(args))
+    M.vdec_set_channel_desc_entype(desc, 1)
+    assert M.vdec_create_channel(desc) == SUCCESS
+    packets = encode_clip("libx264", 3, 192, 128, profile="baseline")
+    data = to_device(max(packets, key=len))
+    config = M.vdec_create_frame_config()
+    for packet in packets:
+        acl.rt.memcpy(data, len(max(packets, key=len)), acl.util.bytes_to_ptr(packet), len(packet), 1)
+        stream_desc = M.dvpp_create_stream_desc()
+        M.dvpp_set_stream_desc_data(stream_desc, data)
+        M.dvpp_set_stream_desc_size(stream_desc, len(packet))
+        out = M.dvpp_create_pic_desc()
+        buffer, _ = M.dvpp_malloc(192 * 128 * 3 // 2)
+        M.dvpp_set_pic_desc_data(out, buffer)
+        M.dvpp_set_pic_desc_size(out, 192 * 128 * 3 // 2)
+        assert M.vdec_send_frame(desc, stream_desc, out, config, None) == SUCCESS
+    assert M.vdec_destroy_channel(desc) == REPORT_TIMEOUT
+    assert calls == []
+    assert any("has exited" in r.getMessage() for r in acl_log.records)
