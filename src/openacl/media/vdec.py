@@ -22,7 +22,8 @@ Decisions where CANN is silent (and the spec's recommendations taken):
   (0xA0058013) when ``size`` is below the picture, ``RET_BAD_ADDRESS`` (0xA0058011) for memory that is not live.
 - EOS (an input stream desc with eos set): flushes the decoder, delivers the remaining frames, waits for every
   callback, makes no callback of its own (§8.4; data on an EOS desc is not decoded), and starts a fresh
-  decoder: the channel takes a new stream after it. A second EOS is a no-op. ``vdec_destroy_channel`` does the same, then unsubscribes.
+  decoder: the channel takes a new stream after it. A second EOS is a no-op. ``vdec_destroy_channel`` does the
+  same, then unsubscribes.
 - ``out_mode`` 1 (real-time) decodes with FFmpeg's low-delay flag; 0 (default) lets the decoder reorder and delay.
 - A 10-bit H.265 stream is reduced to 8 bits by swscale. Channel ids are 0..31 (310 rules) or 0..255 (310P), and
   two live channels cannot share one (``ACL_ERROR_INVALID_PARAM``).
