@@ -52,7 +52,11 @@ class ArgumentValueError(ValueError):
     """A ValueError that pyACL itself raises (e.g. ``bytes_to_ptr`` of a non-bytes object)."""
 
 
-_PASS_THROUGH = (ArgumentTypeError, ArgumentValueError, ThreadFailed)
+class ArgumentRuntimeError(RuntimeError):
+    """A RuntimeError that pyACL itself raises (e.g. a VDEC/VENC send on a channel desc with no callback)."""
+
+
+_PASS_THROUGH = (ArgumentTypeError, ArgumentValueError, ArgumentRuntimeError, ThreadFailed)
 
 
 def _unsigned(mask: int) -> Callable[[object], int]:

@@ -6,11 +6,22 @@ value (0 for an unknown handle), everything else the code. All checks and state 
 
 from __future__ import annotations
 
-from openacl.acl._args import BARE, VALUE, VALUES, ArgumentValueError, api, handle_list
+from openacl.acl._args import (
+    BARE,
+    VALUE,
+    VALUES,
+    ArgumentRuntimeError,
+    ArgumentValueError,
+    api,
+    handle_list,
+    require_callable,
+)
 from openacl.media import descs as _descs
 from openacl.media import jpeg as _jpeg
 from openacl.media import memory as _memory
 from openacl.media import png as _png
+from openacl.media import vdec as _vdec
+from openacl.media import venc as _venc
 from openacl.media import vpc as _vpc
 
 __all__ = [
@@ -97,6 +108,8 @@ _pics = _descs.pic_descs
 _streams = _descs.stream_descs
 _rois = _descs.roi_configs
 _BATCH_MAX = _descs.BATCH_MAX
+_vdecs = _vdec.channel_descs
+_vencs = _venc.channel_descs
 
 # ----- memory -----
 
@@ -554,3 +567,353 @@ def dvpp_vpc_batch_crop_resize_paste_async(
 @api("kkkk")
 def dvpp_vpc_convert_color_async(channel_desc, input_desc, output_desc, stream):
     _vpc.convert_color(channel_desc, input_desc, output_desc, stream)
+
+
+# ===== video: VDEC and VENC (openacl.media.vdec / venc) =====
+
+
+def _stored(callback):
+    """pyACL's wrappers keep the callable per desc; a send or a get without one is their RuntimeError."""
+    if callback is None:
+        raise ArgumentRuntimeError("did not set callback, failed")
+    return callback
+
+
+# ----- VDEC channel desc -----
+
+
+@api("", BARE)
+def vdec_create_channel_desc():
+    return _vdec.create_channel_desc()
+
+
+@api("k")
+def vdec_destroy_channel_desc(vdec_channel_desc):
+    _vdec.destroy_channel_desc(vdec_channel_desc)
+
+
+@api("kI")
+def vdec_set_channel_desc_channel_id(vdec_channel_desc, channel_id):
+    _vdecs.get(vdec_channel_desc).channel_id = channel_id
+
+
+@api("kK")
+def vdec_set_channel_desc_thread_id(vdec_channel_desc, thread_id):
+    _vdecs.get(vdec_channel_desc).thread_id = thread_id
+
+
+@api("kO")
+def vdec_set_channel_desc_callback(vdec_channel_desc, callback):
+    require_callable(callback)
+    _vdec.set_callback(vdec_channel_desc, callback)
+
+
+@api("ki")
+def vdec_set_channel_desc_entype(vdec_channel_desc, entype):
+    _vdec.set_entype(vdec_channel_desc, entype)
+
+
+@api("ki")
+def vdec_set_channel_desc_out_pic_format(vdec_channel_desc, pixel_format):
+    _vdec.set_out_pic_format(vdec_channel_desc, pixel_format)
+
+
+@api("kI")
+def vdec_set_channel_desc_out_pic_width(vdec_channel_desc, width):
+    _vdecs.get(vdec_channel_desc).out_pic_width = width
+
+
+@api("kI")
+def vdec_set_channel_desc_out_pic_height(vdec_channel_desc, height):
+    _vdecs.get(vdec_channel_desc).out_pic_height = height
+
+
+@api("kI")
+def vdec_set_channel_desc_ref_frame_num(vdec_channel_desc, ref_frame_num):
+    _vdecs.get(vdec_channel_desc).ref_frame_num = ref_frame_num
+
+
+@api("kI")
+def vdec_set_channel_desc_out_mode(vdec_channel_desc, out_mode):
+    _vdec.set_out_mode(vdec_channel_desc, out_mode)
+
+
+@api("kI")
+def vdec_set_channel_desc_bit_depth(vdec_channel_desc, bit_depth):
+    _vdecs.get(vdec_channel_desc).bit_depth = bit_depth
+
+
+@api("k", BARE)
+def vdec_get_channel_desc_channel_id(vdec_channel_desc):
+    return _vdecs.get(vdec_channel_desc).channel_id
+
+
+@api("k", BARE)
+def vdec_get_channel_desc_thread_id(vdec_channel_desc):
+    return _vdecs.get(vdec_channel_desc).thread_id
+
+
+@api("k", BARE)
+def vdec_get_channel_desc_callback(vdec_channel_desc):
+    return _stored(_vdec.callback_of(vdec_channel_desc))
+
+
+@api("k", BARE)
+def vdec_get_channel_desc_entype(vdec_channel_desc):
+    return _vdecs.get(vdec_channel_desc).entype
+
+
+@api("k", BARE)
+def vdec_get_channel_desc_out_pic_format(vdec_channel_desc):
+    return _vdecs.get(vdec_channel_desc).out_pic_format
+
+
+@api("k", BARE)
+def vdec_get_channel_desc_out_pic_width(vdec_channel_desc):
+    return _vdecs.get(vdec_channel_desc).out_pic_width
+
+
+@api("k", BARE)
+def vdec_get_channel_desc_out_pic_height(vdec_channel_desc):
+    return _vdecs.get(vdec_channel_desc).out_pic_height
+
+
+@api("k", BARE)
+def vdec_get_channel_desc_ref_frame_num(vdec_channel_desc):
+    return _vdecs.get(vdec_channel_desc).ref_frame_num
+
+
+@api("k", BARE)
+def vdec_get_channel_desc_out_mode(vdec_channel_desc):
+    return _vdecs.get(vdec_channel_desc).out_mode
+
+
+@api("k", BARE)
+def vdec_get_channel_desc_bit_depth(vdec_channel_desc):
+    return _vdecs.get(vdec_channel_desc).bit_depth
+
+
+# ----- VDEC channel, frames -----
+
+
+@api("k")
+def vdec_create_channel(vdec_channel_desc):
+    _vdec.create_channel(vdec_channel_desc)
+
+
+@api("k")
+def vdec_destroy_channel(vdec_channel_desc):
+    _vdec.destroy_channel(vdec_channel_desc)
+
+
+@api("", BARE)
+def vdec_create_frame_config():
+    return _vdec.create_frame_config()
+
+
+@api("k")
+def vdec_destroy_frame_config(vdec_frame_config):
+    _vdec.destroy_frame_config(vdec_frame_config)
+
+
+@api("kkkkO")
+def vdec_send_frame(vdec_channel_desc, input_stream_desc, output_pic_desc, vdec_frame_config, user_data):
+    _stored(_vdec.callback_of(vdec_channel_desc))
+    _vdec.send_frame(vdec_channel_desc, input_stream_desc, output_pic_desc, vdec_frame_config, user_data)
+
+
+@api("kkkO")
+def vdec_send_skipped_frame(vdec_channel_desc, input_stream_desc, vdec_frame_config, user_data):
+    _stored(_vdec.callback_of(vdec_channel_desc))
+    _vdec.send_frame(vdec_channel_desc, input_stream_desc, 0, vdec_frame_config, user_data, skipped=True)
+
+
+# ----- VENC channel desc -----
+
+
+@api("", BARE)
+def venc_create_channel_desc():
+    return _venc.create_channel_desc()
+
+
+@api("k")
+def venc_destroy_channel_desc(venc_channel_desc):
+    _venc.destroy_channel_desc(venc_channel_desc)
+
+
+@api("kK")
+def venc_set_channel_desc_thread_id(venc_channel_desc, thread_id):
+    _vencs.get(venc_channel_desc).thread_id = thread_id
+
+
+@api("kO")
+def venc_set_channel_desc_callback(venc_channel_desc, callback):
+    require_callable(callback)
+    _venc.set_callback(venc_channel_desc, callback)
+
+
+@api("ki")
+def venc_set_channel_desc_entype(venc_channel_desc, entype):
+    _venc.set_entype(venc_channel_desc, entype)
+
+
+@api("ki")
+def venc_set_channel_desc_pic_format(venc_channel_desc, pixel_format):
+    _venc.set_pic_format(venc_channel_desc, pixel_format)
+
+
+@api("kI")
+def venc_set_channel_desc_pic_width(venc_channel_desc, width):
+    _vencs.get(venc_channel_desc).pic_width = width
+
+
+@api("kI")
+def venc_set_channel_desc_pic_height(venc_channel_desc, height):
+    _vencs.get(venc_channel_desc).pic_height = height
+
+
+@api("kI")
+def venc_set_channel_desc_key_frame_interval(venc_channel_desc, interval):
+    _vencs.get(venc_channel_desc).key_frame_interval = interval
+
+
+@api("kk")
+def venc_set_channel_desc_buf_addr(venc_channel_desc, buf_addr):
+    _vencs.get(venc_channel_desc).buf_addr = buf_addr
+
+
+@api("kI")
+def venc_set_channel_desc_buf_size(venc_channel_desc, buf_size):
+    _vencs.get(venc_channel_desc).buf_size = buf_size
+
+
+@api("kI")
+def venc_set_channel_desc_rc_mode(venc_channel_desc, rc_mode):
+    _vencs.get(venc_channel_desc).rc_mode = rc_mode
+
+
+@api("kI")
+def venc_set_channel_desc_src_rate(venc_channel_desc, src_rate):
+    _vencs.get(venc_channel_desc).src_rate = src_rate
+
+
+@api("kI")
+def venc_set_channel_desc_max_bit_rate(venc_channel_desc, max_bit_rate):
+    _vencs.get(venc_channel_desc).max_bit_rate = max_bit_rate
+
+
+@api("k", BARE)
+def venc_get_channel_desc_channel_id(venc_channel_desc):
+    return _vencs.get(venc_channel_desc).channel_id
+
+
+@api("k", BARE)
+def venc_get_channel_desc_thread_id(venc_channel_desc):
+    return _vencs.get(venc_channel_desc).thread_id
+
+
+@api("k", BARE)
+def venc_get_channel_desc_callback(venc_channel_desc):
+    return _stored(_venc.callback_of(venc_channel_desc))
+
+
+@api("k", BARE)
+def venc_get_channel_desc_entype(venc_channel_desc):
+    return _vencs.get(venc_channel_desc).entype
+
+
+@api("k", BARE)
+def venc_get_channel_desc_pic_format(venc_channel_desc):
+    return _vencs.get(venc_channel_desc).pic_format
+
+
+@api("k", BARE)
+def venc_get_channel_desc_pic_width(venc_channel_desc):
+    return _vencs.get(venc_channel_desc).pic_width
+
+
+@api("k", BARE)
+def venc_get_channel_desc_pic_height(venc_channel_desc):
+    return _vencs.get(venc_channel_desc).pic_height
+
+
+@api("k", BARE)
+def venc_get_channel_desc_key_frame_interval(venc_channel_desc):
+    return _vencs.get(venc_channel_desc).key_frame_interval
+
+
+@api("k", BARE)
+def venc_get_channel_desc_buf_addr(venc_channel_desc):
+    return _vencs.get(venc_channel_desc).buf_addr
+
+
+@api("k", BARE)
+def venc_get_channel_desc_buf_size(venc_channel_desc):
+    return _vencs.get(venc_channel_desc).buf_size
+
+
+@api("k", BARE)
+def venc_get_channel_desc_rc_mode(venc_channel_desc):
+    return _vencs.get(venc_channel_desc).rc_mode
+
+
+@api("k", BARE)
+def venc_get_channel_desc_src_rate(venc_channel_desc):
+    return _vencs.get(venc_channel_desc).src_rate
+
+
+@api("k", BARE)
+def venc_get_channel_desc_max_bit_rate(venc_channel_desc):
+    return _vencs.get(venc_channel_desc).max_bit_rate
+
+
+# ----- VENC channel, frame config, frames -----
+
+
+@api("k")
+def venc_create_channel(venc_channel_desc):
+    _venc.create_channel(venc_channel_desc)
+
+
+@api("k")
+def venc_destroy_channel(venc_channel_desc):
+    _venc.destroy_channel(venc_channel_desc)
+
+
+@api("", BARE)
+def venc_create_frame_config():
+    return _venc.create_frame_config()
+
+
+@api("k")
+def venc_destroy_frame_config(venc_frame_config):
+    _venc.frame_configs.remove(venc_frame_config)
+
+
+@api("kB")
+def venc_set_frame_config_eos(venc_frame_config, eos):
+    _venc.frame_configs.get(venc_frame_config).eos = eos
+
+
+@api("kB")
+def venc_set_frame_config_force_i_frame(venc_frame_config, force_i_frame):
+    _venc.frame_configs.get(venc_frame_config).force_i_frame = force_i_frame
+
+
+@api("k", BARE)
+def venc_get_frame_config_eos(venc_frame_config):
+    return _venc.frame_configs.get(venc_frame_config).eos
+
+
+@api("k", BARE)
+def venc_get_frame_config_force_i_frame(venc_frame_config):
+    return _venc.frame_configs.get(venc_frame_config).force_i_frame
+
+
+@api("kkkkO")
+def venc_send_frame(venc_channel_desc, input_pic_desc, reserve, venc_frame_config, user_data):
+    _stored(_venc.callback_of(venc_channel_desc))
+    _venc.send_frame(venc_channel_desc, input_pic_desc, reserve, venc_frame_config, user_data)
+
+
+__all__ += [name for name in dir() if name.startswith(("vdec_", "venc_")) and callable(globals()[name])]
