@@ -45,6 +45,4 @@ OutputFormat = EnumTypeWrapper(DESCRIPTOR.enum_types_by_name["OutputFormat"])
 BufferType = EnumTypeWrapper(DESCRIPTOR.enum_types_by_name["BufferType"])
 
 # Module-level enum values (DT_FLOAT, FORMAT_ND, L1, ...), as protoc's module has them.
-globals().update(
-    {value.name: value.number for enum in DESCRIPTOR.enum_types_by_name.values() for value in enum.values}
-)
+globals().update({value.name: value.number for enum in DESCRIPTOR.enum_types_by_name.values() for value in enum.values})
