@@ -15,8 +15,11 @@ def ort_threads() -> int:
         return 0
 
 
-def session_options(optimize: bool = True):
+def session_options(optimize: bool = True, external_data_folder: str | None = None):
+    """``external_data_folder``: where a session made from model bytes finds external data (the model's folder)."""
     options = ort.SessionOptions()
+    if external_data_folder is not None:
+        options.add_session_config_entry("session.model_external_initializers_file_folder_path", external_data_folder)
     options.intra_op_num_threads = ort_threads()
     options.inter_op_num_threads = 1
     options.log_severity_level = 3

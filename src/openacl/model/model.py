@@ -82,10 +82,26 @@ def _describe(value_info) -> TensorDesc:
     return TensorDesc(value_info.name, dtype, dims, int(fmt))
 
 
-class Model:
-    """A loaded ONNX model. ``run`` is thread-safe (onnxruntime sessions are)."""
+def external_data_files(proto) -> list[str]:
+    """The files a model's initializers keep their bytes in (ONNX external data), in first-use order."""
+    found: dict[str, None] = {}
+    for init in proto.graph.initializer:
+        if init.data_location == 1:  # TensorProto.EXTERNAL
+            location = next((entry.value for entry in init.external_data if entry.key == "location"), "")
+            found[location] = None
+    return list(found)
 
-    def __init__(self, model_id: int, name: str | None, data: bytes, source: str) -> None:
+
+class Model:
+    """A loaded ONNX model. ``run`` is thread-safe (onnxruntime sessions are).
+
+    ``path`` is the model file when it was loaded from one: onnxruntime opens the file itself, and external data
+    (initializers kept in files beside the model, as torch's exporter writes them) is found relative to the
+    model's folder, whatever the current directory. Bytes from memory have no folder: a model whose weights are
+    in external data files is refused (``ACL_ERROR_PARSE_MODEL``) rather than looked up in the current directory.
+    """
+
+    def __init__(self, model_id: int, name: str | None, data: bytes, source: str, path: str | None = None) -> None:
         import onnx
         import onnxruntime as ort
 
@@ -95,15 +111,26 @@ class Model:
             raise AclError(AclCode.ACL_ERROR_PARSE_MODEL, f"{source}: not an ONNX model ({exc})") from None
         if not proto.graph.node and not proto.graph.output:
             raise AclError(AclCode.ACL_ERROR_PARSE_MODEL, f"{source}: not an ONNX model (no graph)")
+        external = external_data_files(proto)
+        if external and path is None:
+            raise AclError(
+                AclCode.ACL_ERROR_PARSE_MODEL,
+                f"{source}: its weights are in external data files ({', '.join(external[:3])}), which a model in "
+                "memory has no folder to find: load it from its file",
+            )
         initializers = {init.name for init in proto.graph.initializer}
         self.id = model_id
         self.name = name or proto.graph.name or "model"  # no file name: the ONNX graph's name
         self.source = source
         self.proto = proto
+        #: Where external data is found (the model file's folder), None for a model from memory.
+        self.folder = os.path.dirname(os.path.abspath(path)) if path is not None else None
         self.inputs = tuple(_describe(vi) for vi in proto.graph.input if vi.name not in initializers)
         self.outputs = tuple(_describe(vi) for vi in proto.graph.output)
         try:
-            self.session = ort.InferenceSession(data, session_options(), providers=["CPUExecutionProvider"])
+            self.session = ort.InferenceSession(
+                path if path is not None else data, session_options(), providers=["CPUExecutionProvider"]
+            )
         except Exception as exc:
             raise AclError(AclCode.ACL_ERROR_PARSE_MODEL, f"{source}: onnxruntime cannot load it ({exc})") from None
         self._input_names = [desc.name for desc in self.inputs]
@@ -236,13 +263,14 @@ def model_name_of_path(path: str) -> str:
     return Path(path).stem
 
 
-def load_bytes(data: bytes, name: str | None, source: str) -> Model:
-    """Load ONNX bytes; ``name`` (what dumps call the model) defaults to the ONNX graph's name."""
+def load_bytes(data: bytes, name: str | None, source: str, path: str | None = None) -> Model:
+    """Load ONNX bytes (read from ``path`` when there is one); ``name`` (what dumps call the model) defaults to
+    the ONNX graph's name."""
     if not data:
         raise AclError(AclCode.ACL_ERROR_MODEL_SIZE_INVALID, f"{source}: model size is 0")
     with _lock:
         model_id = next(_ids)
-    model = Model(model_id, name, data, source)
+    model = Model(model_id, name, data, source, path)
     model.dump = manager.settings_for_new_model()
     with _lock:
         models[model_id] = model
@@ -251,7 +279,8 @@ def load_bytes(data: bytes, name: str | None, source: str) -> Model:
 
 
 def load_from_file(path: str) -> Model:
-    return load_bytes(read_model_file(path), model_name_of_path(path), path)
+    real = onnx_stand_in(path)
+    return load_bytes(read_model_file(real), model_name_of_path(path), path, real)
 
 
 def load_from_memory(addr: int, size: int) -> Model:
@@ -277,11 +306,11 @@ def load_from_mem_with_mem(
     return load_from_memory(addr, size)
 
 
-def describe_bytes(data: bytes, source: str) -> Model:
+def describe_bytes(data: bytes, source: str, path: str | None = None) -> Model:
     """A model built only to be described (``get_desc_from_file`` / ``_mem``): id 0, in no table, no dumps."""
     if not data:
         raise AclError(AclCode.ACL_ERROR_MODEL_SIZE_INVALID, f"{source}: model size is 0")
-    return Model(0, None, data, source)
+    return Model(0, None, data, source, path)
 
 
 # ----- AIPP: openacl's models have none -----

@@ -52,7 +52,10 @@ class ObservedModel:
             for index, node in enumerate(graph.node)
         )
         self.ops = [op.info for op in self.operators]
-        self.constants: dict[str, np.ndarray] = {init.name: numpy_helper.to_array(init) for init in graph.initializer}
+        folder = model.folder or ""
+        self.constants: dict[str, np.ndarray] = {
+            init.name: numpy_helper.to_array(init, folder) for init in graph.initializer
+        }
         for array in self.constants.values():
             array.flags.writeable = False
         exposed = onnx.ModelProto()
@@ -68,7 +71,9 @@ class ObservedModel:
         self.input_names = [desc.name for desc in model.inputs]
         try:
             self.session = ort.InferenceSession(
-                exposed.SerializeToString(), session_options(optimize=False), providers=["CPUExecutionProvider"]
+                exposed.SerializeToString(),
+                session_options(optimize=False, external_data_folder=model.folder),
+                providers=["CPUExecutionProvider"],
             )
         except Exception as exc:
             raise AclError(AclCode.ACL_ERROR_FAILURE, f"cannot expose {model.name}'s intermediates: {exc}") from None
