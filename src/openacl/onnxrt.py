@@ -1,11 +1,18 @@
-"""How openacl makes its onnxruntime sessions: one set of options for models, their observed twins and single
-operators (``OPENACL_ORT_THREADS`` threads, no spinning after a run)."""
+"""How openacl makes and runs its onnxruntime sessions: one set of options for models, their observed twins and
+single operators (``OPENACL_ORT_THREADS`` threads, no spinning after a run), and ``run``, which carries bfloat16
+arrays through onnxruntime's Python binding."""
 
 from __future__ import annotations
 
+import ctypes
 import os
 
+import numpy as np
 import onnxruntime as ort
+
+from openacl.dtypes import BFLOAT16, ORT_BFLOAT16, onnx_from_numpy
+
+_ONNX_BFLOAT16 = onnx_from_numpy(BFLOAT16)
 
 
 def ort_threads() -> int:
@@ -29,3 +36,36 @@ def session_options(optimize: bool = True, external_data_folder: str | None = No
     if not optimize:
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     return options
+
+
+def needs_ort_values(session) -> bool:
+    """Whether ``session`` takes or gives bfloat16, which numpy arrays cannot carry through ``session.run``
+    (onnxruntime's Python binding has no numpy type for it): :func:`run` then goes through ``OrtValue``s."""
+    return any(arg.type == ORT_BFLOAT16 for arg in (*session.get_inputs(), *session.get_outputs()))
+
+
+def run(session, output_names: list[str], feeds: dict[str, np.ndarray], ort_values: bool) -> list:
+    """``session.run``; with ``ort_values`` (see :func:`needs_ort_values`) bfloat16 arrays (ml_dtypes) go in and
+    come out as bfloat16 numpy arrays, bit for bit."""
+    if not ort_values:
+        return session.run(output_names, feeds)
+    values = session.run_with_ort_values(output_names, {name: _ort_value(array) for name, array in feeds.items()})
+    return [_numpy(value) for value in values]
+
+
+def _ort_value(array: np.ndarray):
+    array = np.ascontiguousarray(array)
+    if array.dtype == BFLOAT16:
+        return ort.OrtValue.ortvalue_from_numpy_with_onnx_type(array.view(np.uint16), _ONNX_BFLOAT16)
+    return ort.OrtValue.ortvalue_from_numpy(array)
+
+
+def _numpy(value) -> np.ndarray:
+    if value.data_type() != ORT_BFLOAT16:
+        return value.numpy()
+    shape = tuple(value.shape())
+    size = value.tensor_size_in_bytes()
+    out = np.empty(shape, BFLOAT16)
+    if size:
+        ctypes.memmove(out.ctypes.data, value.data_ptr(), size)  # the OrtValue's own buffer, size bytes
+    return out

@@ -17,8 +17,10 @@ Where openacl differs from CANN:
 
 * Files are always written with format ND (``FORMAT_ND``), address 0, offset 0 and no ``attr`` (msaccucmp
   crashes on a non-JSON attr).
-* A numpy dtype the dump proto has no number for (bfloat16 from ml_dtypes, strings, datetimes, ...) is written
-  as ``DT_UNDEFINED`` raw bytes, which readers (msaccucmp too) read back as ``int8`` of shape ``(size,)``.
+* bfloat16 (ml_dtypes) is ``DT_BF16`` (27). Strings are ``DT_STRING`` in GE's string-tensor layout
+  (:func:`encode_strings`), which msaccucmp does not read. Any other numpy dtype the dump proto has no number for
+  (datetimes, ...) is written as ``DT_UNDEFINED`` raw bytes, which readers (msaccucmp too) read back as ``int8``
+  of shape ``(size,)``.
 * :func:`hashed_name` uses a stable BLAKE2b hash; CANN uses ``std::hash`` of the path, which differs between
   builds. Both are decimal names listed in ``mapping.csv``.
 """
@@ -185,7 +187,37 @@ def hashed_name(name: str) -> str | None:
 # --------------------------------------------------------------------------------------------------------------
 
 
+_STRING_HEAD = struct.Struct("<qq")  # GE's StringHead: offset of the string from the tensor's start, its length
+
+
+def is_strings(array: np.ndarray) -> bool:
+    """A tensor of strings: what onnxruntime returns for ``tensor(string)`` (object arrays of ``str``), or numpy
+    ``U``/``S`` arrays."""
+    return array.dtype.kind in "OUS"
+
+
+def encode_strings(array: np.ndarray) -> np.ndarray:
+    """A string tensor's dump bytes, laid out as GE lays out a ``DT_STRING`` tensor: one 16-byte head per element
+    (int64 offset of its bytes from the start of the tensor data, int64 length), then each element's UTF-8 bytes
+    followed by a NUL. ``TypeError`` for an object array holding anything but ``str`` or ``bytes``."""
+    items = []
+    for item in np.asarray(array).reshape(-1).tolist():
+        if isinstance(item, str):
+            items.append(item.encode("utf-8", "surrogateescape"))
+        elif isinstance(item, bytes):
+            items.append(item)
+        else:
+            raise TypeError(f"cannot dump an array of dtype {array.dtype} holding {type(item).__name__}")
+    out = bytearray(_STRING_HEAD.size * len(items))
+    for index, raw in enumerate(items):
+        _STRING_HEAD.pack_into(out, index * _STRING_HEAD.size, len(out), len(raw))
+        out += raw + b"\0"
+    return np.frombuffer(bytes(out), np.uint8)
+
+
 def _proto_dtype(dtype: np.dtype) -> int:
+    if dtype.kind in "OUS":
+        return dtypes.ProtoDataType.DT_STRING
     if not dtype.isnative:
         dtype = dtype.newbyteorder("=")
     return dtypes.proto_from_numpy(dtype)
@@ -198,7 +230,7 @@ def _fill_tensor(tensor, array: np.ndarray, original_shape: bool) -> None:
     tensor.shape.dim.extend(shape)  # marks the field present even for a scalar, as CANN's JSON dump shows it
     if original_shape:
         tensor.original_shape.dim.extend(shape)
-    tensor.size = array.nbytes
+    tensor.size = encode_strings(array).nbytes if is_strings(array) else array.nbytes
 
 
 def _message(
@@ -239,6 +271,8 @@ def header(
 def _writable_layout(array) -> np.ndarray:
     """``array`` as a C-contiguous, native-byte-order ndarray; copies only when the input is neither."""
     array = np.asarray(array)
+    if is_strings(array):
+        return array  # written through encode_strings
     if array.dtype.hasobject:
         raise TypeError(f"cannot dump an array of dtype {array.dtype}: it holds Python objects, not raw values")
     if not array.dtype.isnative:
@@ -251,6 +285,8 @@ def _writable_layout(array) -> np.ndarray:
 def _raw_bytes(array: np.ndarray) -> memoryview:
     # reshape(-1) and view() of a C-contiguous array are views; unlike memoryview(array).cast("B") this also
     # works for zero-size arrays and for dtypes the buffer protocol cannot describe (datetime64, bfloat16).
+    if is_strings(array):
+        return memoryview(encode_strings(array))
     return memoryview(array.reshape(-1).view(np.uint8))
 
 
@@ -311,8 +347,15 @@ class HeaderTemplate:
 
 
 def layout_key(inputs: Sequence[np.ndarray], outputs: Sequence[np.ndarray]) -> tuple:
-    """What a header depends on besides the op name and time: each tensor's dtype and shape."""
-    return (*((a.dtype, a.shape) for a in inputs), None, *((a.dtype, a.shape) for a in outputs))
+    """What a header depends on besides the op name and time: each tensor's dtype and shape (and a string
+    tensor's byte size, which its contents decide)."""
+    return (*map(_layout, inputs), None, *map(_layout, outputs))
+
+
+def _layout(array: np.ndarray) -> tuple:
+    if is_strings(array):
+        return array.dtype, array.shape, encode_strings(array).nbytes
+    return array.dtype, array.shape
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -378,6 +421,8 @@ def _compute_stats(array: np.ndarray, l2norm: bool) -> _Stats | None:
 
 
 def _stats_of(array: np.ndarray, l2norm: bool) -> _Stats | None:
+    if array.dtype == dtypes.BFLOAT16:
+        array = array.astype(np.float32)  # exact: every bfloat16 is a float32
     dtype = array.dtype.newbyteorder("=") if not array.dtype.isnative else array.dtype
     if dtype in _STATS_FLOATS:
         kind = "float"
@@ -444,7 +489,8 @@ def _stats_row(io: str, index: int, array: np.ndarray, items: tuple[str, ...]) -
     shape = "x".join(str(d) for d in array.shape) or "-"
     data_type = dtypes.proto_name(_proto_dtype(array.dtype))
     fmt = dtypes.FORMAT_NAMES.get(FORMAT_ND, "-")
-    head = f"{io},{index},{array.nbytes},{data_type},{fmt},{shape}"
+    size = encode_strings(array).nbytes if is_strings(array) else array.nbytes
+    head = f"{io},{index},{size},{data_type},{fmt},{shape}"
     stats = _compute_stats(array, "L2norm" in items)
     if items == _DEFAULT_STATS:  # CANN's AICPU dump task (and adump's compatible layout)
         if stats is None:
@@ -540,6 +586,20 @@ def _bf16_to_float32(raw: memoryview, shape: tuple[int, ...]) -> np.ndarray:
     return bits.view(np.float32).reshape(shape)
 
 
+def _decode_strings(where: str, raw: memoryview, shape: tuple[int, ...]) -> np.ndarray:
+    """A ``DT_STRING`` tensor (:func:`encode_strings`' layout) as a numpy ``str`` array of the header's shape."""
+    count = math.prod(shape)
+    if len(shape) > _MAX_NDIM or count * _STRING_HEAD.size > len(raw):
+        raise DumpFormatError(f"{where}: {count} string heads do not fit in its {len(raw)} bytes")
+    items = []
+    for index in range(count):
+        start, length = _STRING_HEAD.unpack_from(raw, index * _STRING_HEAD.size)
+        if start < 0 or length < 0 or start + length > len(raw):
+            raise DumpFormatError(f"{where}: string {index} ({length} bytes at {start}) runs past the tensor")
+        items.append(bytes(raw[start : start + length]).decode("utf-8", "surrogateescape"))
+    return np.array(items, dtype=str).reshape(shape)
+
+
 def _tensor(kind: str, index: int, tensor, data: memoryview, offset: int) -> np.ndarray:
     """The array of one OpInput/OpOutput whose ``size`` bytes start at ``data[offset]`` (already bounds-checked)."""
     where = f"{kind} {index}"
@@ -548,6 +608,8 @@ def _tensor(kind: str, index: int, tensor, data: memoryview, offset: int) -> np.
     shape = tuple(tensor.shape.dim)
     if code == dtypes.ProtoDataType.DT_UNDEFINED:
         return np.frombuffer(data[offset : offset + size], dtype=np.int8)
+    if code == dtypes.ProtoDataType.DT_STRING:
+        return _decode_strings(where, data[offset : offset + size], shape)
     if code == dtypes.ProtoDataType.DT_BF16:
         itemsize = 2
     else:

@@ -244,6 +244,18 @@ def job_for(model, step: int) -> DumpJob | None:
     if ops is ...:
         observed = model.observed()
         plan = config.plan(model.name, observed.ops) or []
+        skipped = [entry for entry in plan if entry.index in observed.skipped]
+        if skipped:
+            names = ", ".join(observed.operators[entry.index].name for entry in skipped[:5])
+            log.warning(
+                "model %s: %d operators read or write a sequence or map, which a dump file cannot hold; "
+                "they are not dumped (%s%s)",
+                model.name,
+                len(skipped),
+                names,
+                ", ..." if len(skipped) > 5 else "",
+            )
+        plan = [entry for entry in plan if entry.index not in observed.skipped]
         ops = session.plans[model.id] = [OpDump(entry, observed.operators[entry.index]) for entry in plan]
     if not ops:
         return None

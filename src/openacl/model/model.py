@@ -25,7 +25,8 @@ from pathlib import Path
 
 import numpy as np
 
-from openacl.dtypes import AclFormat, acl_from_numpy, numpy_from_onnx
+from openacl import onnxrt
+from openacl.dtypes import ONNX_STRING, AclFormat, acl_from_numpy, numpy_from_onnx
 from openacl.dump import manager
 from openacl.errors import AclCode, AclError
 from openacl.log import get_logger
@@ -69,13 +70,36 @@ class TensorDesc:
         return int(acl_from_numpy(self.dtype))
 
 
+#: ONNX ``TypeProto`` kinds that are not tensors, as a user reads them.
+_NOT_TENSOR = {"sequence_type": "a sequence", "map_type": "a map", "optional_type": "an optional value"}
+
+
 def _describe(value_info) -> TensorDesc:
+    """One model input or output; ``ACL_ERROR_UNSUPPORTED_DATA_TYPE`` for one a pyACL buffer cannot hold.
+
+    Decision: strings, sequences, maps and optionals are refused at load. A pyACL buffer is a run of fixed-size
+    elements that ``get_input_size_by_index`` can size; none of those fit (an sklearn classifier exported with
+    its default ZipMap gives a sequence of maps: export it with ``zipmap=False``). Inside a model they run.
+    """
+    kind = value_info.type.WhichOneof("value")
+    if kind != "tensor_type":
+        what = _NOT_TENSOR.get(kind, "a value of no tensor type")
+        raise AclError(
+            AclCode.ACL_ERROR_UNSUPPORTED_DATA_TYPE,
+            f"{value_info.name!r} is {what}, not a tensor: pyACL buffers hold tensors of fixed-size elements",
+        )
     tensor_type = value_info.type.tensor_type
+    if tensor_type.elem_type == ONNX_STRING:
+        raise AclError(
+            AclCode.ACL_ERROR_UNSUPPORTED_DATA_TYPE,
+            f"{value_info.name!r} is a tensor of strings: pyACL buffers hold fixed-size elements",
+        )
     try:
         dtype = numpy_from_onnx(tensor_type.elem_type)
     except KeyError:
         raise AclError(
-            AclCode.ACL_ERROR_PARSE_MODEL, f"tensor {value_info.name!r}: ONNX element type {tensor_type.elem_type}"
+            AclCode.ACL_ERROR_UNSUPPORTED_DATA_TYPE,
+            f"{value_info.name!r}: ONNX element type {tensor_type.elem_type} has no numpy type",
         ) from None
     dims = tuple(d.dim_value if d.HasField("dim_value") else -1 for d in tensor_type.shape.dim)
     fmt = AclFormat.ACL_FORMAT_NCHW if len(dims) == 4 else AclFormat.ACL_FORMAT_ND
@@ -133,6 +157,7 @@ class Model:
             )
         except Exception as exc:
             raise AclError(AclCode.ACL_ERROR_PARSE_MODEL, f"{source}: onnxruntime cannot load it ({exc})") from None
+        self._ort_values = onnxrt.needs_ort_values(self.session)
         self._input_names = [desc.name for desc in self.inputs]
         self._output_names = [desc.name for desc in self.outputs]
         metadata = {prop.key: prop.value for prop in proto.metadata_props}
@@ -195,7 +220,8 @@ class Model:
     def run(self, feeds: list[np.ndarray]) -> list[np.ndarray]:
         """Execute once; ``feeds`` in input order. Raises ``AclError`` if onnxruntime rejects them."""
         try:
-            outputs = self.session.run(self._output_names, dict(zip(self._input_names, feeds, strict=True)))
+            feeds_by_name = dict(zip(self._input_names, feeds, strict=True))
+            outputs = onnxrt.run(self.session, self._output_names, feeds_by_name, self._ort_values)
         except Exception as exc:
             raise AclError(
                 AclCode.ACL_ERROR_FAILURE, f"model {self.id} ({self.name}): execution failed: {exc}"

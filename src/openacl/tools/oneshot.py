@@ -5,7 +5,8 @@ The runtime is used directly: the model is loaded, given a dump session built fr
 run once on the given or random inputs, and its files are on disk when :func:`dump_model` returns.
 
 Random inputs use a fixed seed, so two dumps of one model are comparable: floats are standard normal,
-integers uniform in [0, 10), booleans fair coins.
+integers uniform in [0, 10), booleans fair coins. A bfloat16 input may be given as a float ``.npy`` (numpy's
+file format has no bfloat16): it is rounded to bfloat16.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from openacl import dtypes
 from openacl.dump import format as dump_format
 from openacl.dump import manager
 from openacl.dump.config import parse_dump_section
@@ -37,7 +39,7 @@ class DumpSummary:
 
 
 def random_input(shape: tuple[int, ...], dtype: np.dtype, rng: np.random.Generator) -> np.ndarray:
-    if np.issubdtype(dtype, np.floating):
+    if dtypes.is_floating(dtype):
         return rng.standard_normal(shape).astype(dtype)
     if np.issubdtype(dtype, np.bool_):
         return rng.integers(0, 2, shape).astype(np.bool_)
@@ -55,6 +57,8 @@ def model_inputs(model: _model.Model, given: Mapping[str, np.ndarray]) -> list[n
     for desc in model.inputs:
         if desc.name in given:
             array = np.ascontiguousarray(given[desc.name])
+            if desc.dtype == dtypes.BFLOAT16 and array.dtype.kind == "f":
+                array = array.astype(dtypes.BFLOAT16)  # .npy files cannot hold bfloat16: floats are rounded to it
             if array.dtype != desc.dtype:
                 raise AclError(
                     AclCode.ACL_ERROR_INVALID_PARAM, f"input {desc.name}: {array.dtype}, model takes {desc.dtype}"
