@@ -386,3 +386,60 @@ def test_init_dump_without_callback_dumps_nothing(inited, tmp_path, monkeypatch)
     ModelIO().run(demo_input())
     assert acl.mdl.finalize_dump() == 0
     assert dump_files(tmp_path) == []
+
+
+def test_dump_callback_gets_this_steps_input_when_the_next_batch_is_written_at_once(inited, monkeypatch, tmp_path):
+    """Regression (issue 15 item 11): model inputs are zero-copy views of the user's device memory and chunks
+    are delivered after ``execute`` returns, so a program writing its next batch at once got it in this dump."""
+    monkeypatch.chdir(tmp_path)
+    release = threading.Event()
+    files: dict[str, bytearray] = {}
+
+    def on_chunk(chunk):
+        release.wait(60)  # hold delivery until the program has overwritten its input buffer
+        data = acl.util.ptr_to_bytes(chunk["data_buf"], chunk["buf_len"])
+        files.setdefault(chunk["file_name"], bytearray()).extend(data)
+
+    model = [{"model_name": "tinynet"}]
+    cfg = write_config(tmp_path / "dump.json", dump_path=str(tmp_path), dump_list=model, dump_mode="all")
+    assert acl.mdl.init_dump() == 0
+    assert acl.mdl.set_dump(cfg) == 0
+    assert acl.mdl.dump_reg_callback(on_chunk, 0) == 0
+    io = ModelIO()
+    this_step, next_step = demo_input(0), demo_input(1)
+    io.load_input(this_step)
+    assert acl.mdl.execute(io.model_id, io.inputs[0], io.outputs[0]) == 0
+    io.load_input(next_step)  # right after execute returns, before any chunk is delivered
+    release.set()
+    assert acl.mdl.dump_unreg_callback() is None
+    assert acl.mdl.finalize_dump() == 0
+    first = OPS[0]
+    (data,) = [d for name, d in files.items() if f".{dump_format.sanitize(first.name)}." in Path(name).name]
+    dumped = dump_format.read_dump(bytes(data))
+    np.testing.assert_array_equal(dumped.inputs[0], this_step)
+    want = intermediates(this_step)
+    np.testing.assert_array_equal(dumped.outputs[0], want[first.output[0]])
+
+
+def test_only_borrowed_parts_are_copied_for_a_callback():
+    """The copy of item 11 is for borrowed parts only: the dump's own tensors still go out in place."""
+    user = np.arange(8, dtype=np.float32)  # stands for the user's input buffer
+    own = np.ones(sink.ChunkTarget.DIRECT_BYTES, np.uint8)  # a large output the dump owns
+    got: dict[str, bytearray] = {}
+    release = threading.Event()
+
+    def on_chunk(chunk):
+        release.wait(60)
+        got.setdefault(chunk["file_name"], bytearray()).extend(
+            acl.util.ptr_to_bytes(chunk["data_buf"], chunk["buf_len"])
+        )
+
+    own_part = memoryview(own)
+    parts = [b"head", memoryview(user.view(np.uint8)), own_part]
+    file = sink.DumpFile("/nowhere", "f", parts, sum(map(len, parts)), None, on_chunk, frozenset({1}))
+    sink.writer.submit_many([file])
+    user[:] = -1  # the program reuses its buffer
+    release.set()
+    sink.writer.flush()
+    assert isinstance(file.parts[1], bytes) and file.parts[2] is own_part
+    assert bytes(got["/nowhere/f"]) == b"head" + np.arange(8, dtype=np.float32).tobytes() + own.tobytes()

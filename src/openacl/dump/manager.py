@@ -194,8 +194,12 @@ class DumpJob:
     step_dir: int
     batch: Batch = field(default_factory=Batch)
 
-    def emit(self, model, observed, values: dict, device_id: int, stream_id: int) -> None:
-        """Queue this execution's files (blocks under back-pressure); ``wait`` for them afterwards."""
+    def emit(self, model, observed, values: dict, device_id: int, stream_id: int, borrowed=()) -> None:
+        """Queue this execution's files (blocks under back-pressure); ``wait`` for them afterwards.
+
+        ``borrowed``: the arrays among ``values`` that view the user's memory (the model inputs); the writer
+        copies them before a callback can see them after this execution returns."""
+        borrowed_ids = {id(array) for array in borrowed}
         config = self.session.config
         directory = os.fspath(
             dump_format.dump_dir(
@@ -215,9 +219,12 @@ class DumpJob:
                 if stats:
                     parts = [dump_format.stats_csv(inputs, outputs, config.dump_stats).encode()]
                     name += ".csv"
+                    lent = frozenset()
                 else:
                     parts = op.parts(operator.name, inputs, outputs, stamp)
-                files.append(DumpFile(directory, name, parts, sum(map(len, parts)), self.batch, self.callback))
+                    lent = frozenset(1 + i for i, a in enumerate((*inputs, *outputs)) if id(a) in borrowed_ids)
+                size = sum(map(len, parts))
+                files.append(DumpFile(directory, name, parts, size, self.batch, self.callback, lent))
             writer.submit_many(files)
         finally:
             writer.seal(self.batch)

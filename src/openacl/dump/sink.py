@@ -11,6 +11,11 @@ Guarantees:
   maximum 128 MiB, as CANN's ``DUMP_SLICE_SIZE``), in order; concatenated, they are exactly the disk file.
   ``data_buf`` is the address of host memory that ``acl.util.ptr_to_bytes`` can read during the call
   (large tensors are handed out in place, without a copy: see ``ChunkTarget``).
+- Chunks reach the callback after the execution has returned, so a part that views memory the user owns (a
+  model input is a zero-copy view of the user's device buffer) is copied in ``submit_many``, on the submitting
+  thread, before the execution returns: the callback gets this step's input even if the program writes its
+  next batch at once. Only those parts (``DumpFile.borrowed``) are copied; outputs and intermediates belong to
+  the dump and still go out in place. On disk nothing is copied: the execution waits for its files.
 - The user's callback runs on the dump thread with no openacl lock held; an exception in it is logged and
   that chunk counts as not delivered.
 """
@@ -77,6 +82,7 @@ class DumpFile:
     size: int
     batch: Batch | None = None
     callback: Callable | None = None  # None: to disk
+    borrowed: frozenset[int] = frozenset()  # indices of parts that view the user's memory (model inputs)
 
     @property
     def path(self) -> str:
@@ -238,9 +244,13 @@ class DumpWriter:
         return threading.current_thread() is self._thread
 
     def submit_many(self, files: Sequence[DumpFile]) -> None:
-        """Queue files in order; blocks while the queue holds more than the memory budget."""
+        """Queue files in order; blocks while the queue holds more than the memory budget. Borrowed parts of
+        files for the callback are copied first (see the module's guarantees)."""
         budget = buffer_budget()
         on_dump_thread = self.on_dump_thread()
+        for file in files:
+            if file.callback is not None and file.borrowed:
+                file.parts = [bytes(part) if i in file.borrowed else part for i, part in enumerate(file.parts)]
         with self._lock:
             self._ensure_thread_locked()
             for file in files:

@@ -125,7 +125,7 @@ def run(model: Model, feeds: list[np.ndarray], buffers: list[OutputTarget], devi
         values = observed.run(feeds)
         results = observed.model_outputs(values)
         model.last_output_shapes = [result.shape for result in results]
-        job.emit(model, observed, values, device_id, stream_id)
+        job.emit(model, observed, values, device_id, stream_id, borrowed=feeds)
     _write_outputs(model, results, buffers)
     if job is not None:
         job.wait()
