@@ -29,7 +29,9 @@ def session_options(optimize: bool = True, external_data_folder: str | None = No
         options.add_session_config_entry("session.model_external_initializers_file_folder_path", external_data_folder)
     options.intra_op_num_threads = ort_threads()
     options.inter_op_num_threads = 1
-    options.log_severity_level = 3
+    # FATAL only: an error onnxruntime logs (on stderr, in colour) reaches openacl as an exception anyway, which
+    # is reported once, as one line, with its code.
+    options.log_severity_level = 4
     # Worker threads that spin after a run would take the cores the runtime needs right then (outputs to
     # copy, callbacks, a dump to write); on small machines that costs more than waking them does.
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")

@@ -70,6 +70,7 @@ class ObservedModel:
                 if name not in known:
                     known.add(name)
                     exposed.graph.output.append(onnx.ValueInfoProto(name=name))
+        self.label = f"model {model.id} ({model.name})"  # as Model.run names it in errors
         self.model_output_names = [desc.name for desc in model.outputs]
         self.input_names = [desc.name for desc in model.inputs]
         options = session_options(optimize=False, external_data_folder=model.folder)
@@ -103,7 +104,7 @@ class ObservedModel:
             feeds_by_name = dict(zip(self.input_names, feeds, strict=True))
             results = onnxrt.run(self.session, self.output_names, feeds_by_name, self._ort_values)
         except Exception as exc:
-            raise AclError(AclCode.ACL_ERROR_FAILURE, f"execution failed: {exc}") from None
+            raise AclError(AclCode.ACL_ERROR_FAILURE, f"{self.label}: execution failed: {exc}") from None
         values = dict(self.constants)
         values.update(zip(self.input_names, feeds, strict=True))
         values.update(zip(self.output_names, results, strict=True))

@@ -29,6 +29,11 @@ from openacl.model import model as _model
 SEED = 0
 
 
+class BadArgument(AclError):
+    """What the command was given cannot be used (an output directory, an input, a dump option): the command's
+    arguments are wrong (exit 2), as opposed to a model that does not load or run (any other ``AclError``)."""
+
+
 @dataclass(frozen=True)
 class DumpSummary:
     directory: Path  # the step directory holding the files
@@ -51,7 +56,7 @@ def model_inputs(model: _model.Model, given: Mapping[str, np.ndarray]) -> list[n
     unknown = set(given) - {desc.name for desc in model.inputs}
     if unknown:
         names = ", ".join(desc.name for desc in model.inputs)
-        raise AclError(AclCode.ACL_ERROR_INVALID_PARAM, f"no input named {sorted(unknown)[0]!r}; inputs: {names}")
+        raise BadArgument(AclCode.ACL_ERROR_INVALID_PARAM, f"no input named {sorted(unknown)[0]!r}; inputs: {names}")
     rng = np.random.default_rng(SEED)
     feeds = []
     for desc in model.inputs:
@@ -60,14 +65,19 @@ def model_inputs(model: _model.Model, given: Mapping[str, np.ndarray]) -> list[n
             if desc.dtype == dtypes.BFLOAT16 and array.dtype.kind == "f":
                 array = array.astype(dtypes.BFLOAT16)  # .npy files cannot hold bfloat16: floats are rounded to it
             if array.dtype != desc.dtype:
-                raise AclError(
+                raise BadArgument(
                     AclCode.ACL_ERROR_INVALID_PARAM, f"input {desc.name}: {array.dtype}, model takes {desc.dtype}"
+                )
+            if desc.is_static and array.shape != desc.shape:
+                raise BadArgument(
+                    AclCode.ACL_ERROR_INVALID_PARAM,
+                    f"input {desc.name}: shape {list(array.shape)}, model takes {list(desc.shape)}",
                 )
             feeds.append(array)
         elif desc.is_static:
             feeds.append(random_input(desc.shape, desc.dtype, rng))
         else:
-            raise AclError(
+            raise BadArgument(
                 AclCode.ACL_ERROR_INVALID_PARAM,
                 f"input {desc.name} has dynamic shape {desc.shape}: give it with --input {desc.name}=FILE.npy",
             )
@@ -83,14 +93,17 @@ def dump_model(
     stats: bool = False,
     layers: Sequence[str] = (),
 ) -> DumpSummary:
-    """Dump one execution of ``model_path`` under ``out_dir`` (created if needed); raises ``AclError``."""
+    """Dump one execution of ``model_path`` under ``out_dir`` (created if needed).
+
+    Raises :class:`BadArgument` for arguments that cannot be used, any other ``AclError`` when the model does not
+    load or its execution fails."""
     out = Path(out_dir)
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise AclError(AclCode.ACL_ERROR_WRITE_FILE, f"cannot create {out}: {exc.strerror or exc}") from None
+        raise BadArgument(AclCode.ACL_ERROR_WRITE_FILE, f"cannot create {out}: {exc.strerror or exc}") from None
     if not os.access(out, os.W_OK):
-        raise AclError(AclCode.ACL_ERROR_WRITE_FILE, f"{out} is not writable")
+        raise BadArgument(AclCode.ACL_ERROR_WRITE_FILE, f"{out} is not writable")
     model = _model.load_from_file(str(model_path))
     try:
         entry: dict = {"model_name": model.name}
@@ -102,7 +115,11 @@ def dump_model(
             "dump_mode": mode,
             "dump_data": "stats" if stats else "tensor",
         }
-        model.dump = manager.DumpSession(parse_dump_section(section), "openacl dump")
+        try:
+            config = parse_dump_section(section)
+        except AclError as exc:
+            raise BadArgument(exc.code, exc.detail) from None
+        model.dump = manager.DumpSession(config, "openacl dump")
         feeds = model_inputs(model, inputs or {})
         execute.run(model, feeds, [], device_id=0, stream_id=0)
         ops = model.dump.plans.get(model.id) or []
