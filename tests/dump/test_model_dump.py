@@ -15,9 +15,13 @@ import onnxruntime as ort
 import pytest
 
 import acl
+from openacl.dump import config as cfg_module
 from openacl.dump import format as dump_format
-from openacl.dump import sink
+from openacl.dump import naming, sink
+from openacl.dump import session as dump_session
+from openacl.dump.record import OpRecord
 from openacl.errors import AclCode
+from openacl.model import model as openacl_model
 from openacl.model.model import DEMO_MODEL
 from openacl.tools.parse import parse_dumps
 from tests.model_io import ModelIO, demo_input
@@ -318,7 +322,7 @@ def test_callback_order_a_gets_every_file_in_chunks(inited, tmp_path, monkeypatc
 
 
 def test_callback_bytes_equal_the_disk_file(inited, tmp_path, monkeypatch):
-    monkeypatch.setattr(dump_format, "now_us", lambda: 1_700_000_000_000_000)
+    monkeypatch.setattr(naming, "now_us", lambda: 1_700_000_000_000_000)
     _, (x,) = model_dump(tmp_path)
     disk = {p.name: p.read_bytes() for p in dump_files(tmp_path / "dump")}
     collector = Collector()
@@ -436,10 +440,42 @@ def test_only_borrowed_parts_are_copied_for_a_callback():
 
     own_part = memoryview(own)
     parts = [b"head", memoryview(user.view(np.uint8)), own_part]
-    file = sink.DumpFile("/nowhere", "f", parts, sum(map(len, parts)), None, on_chunk, frozenset({1}))
+    file = sink.OutgoingFile("/nowhere", "f", parts, sum(map(len, parts)), None, on_chunk, frozenset({1}))
     sink.writer.submit_many([file])
     user[:] = -1  # the program reuses its buffer
     release.set()
     sink.writer.flush()
     assert isinstance(file.parts[1], bytes) and file.parts[2] is own_part
     assert bytes(got["/nowhere/f"]) == b"head" + np.arange(8, dtype=np.float32).tobytes() + own.tobytes()
+
+
+def test_concurrent_dumped_steps_take_distinct_step_directories():
+    """Regression (issue 15, structure): the dumped-step count was bumped on the model without a lock."""
+    config = cfg_module.DumpConfig.default("/tmp")
+    state = dump_session.ModelDump(dump_session.DumpSession(config, "test"), ops=[])
+    state.ops = [OpRecord(0, "Relu", "relu", [], [0])]
+    barrier = threading.Barrier(8)
+    steps: list[int] = []
+
+    def one() -> None:
+        step = dump_session.DumpStep(1, "m", state, 0, None)
+        barrier.wait()
+        assert step.start()
+        steps.append(step.step_dir)
+
+    threads = [threading.Thread(target=one) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(steps) == list(range(8)) and state.dumped_steps == 8
+
+
+def test_model_holds_no_dump_state(inited, tmp_path):
+    """Dump state lives in dump/session.py, keyed by model id; unloading a model drops it."""
+    _, _ = model_dump(tmp_path)
+    io = ModelIO()
+    model = openacl_model.get(io.model_id)
+    assert not hasattr(model, "dump") and not hasattr(model, "dumped_steps")
+    assert acl.mdl.unload(io.model_id) == 0
+    assert io.model_id not in dump_session._models

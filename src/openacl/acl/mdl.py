@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from openacl.acl._args import BARE, VALUE, VALUES, ArgumentTypeError, api
 from openacl.dtypes import AclDataType, AclFormat
-from openacl.dump import manager as _dump
+from openacl.dump import session as _dump
 from openacl.model import dataset as _dataset
 from openacl.model import desc as _desc
 from openacl.model import dynamic as _dynamic

@@ -1,4 +1,4 @@
-"""CANN operator dump files: where they go, what they are called, the bytes inside, the stats CSV, and a reader.
+"""CANN operator dump files: the bytes inside, the stats CSV, and a reader (names and directories: ``naming``).
 
 One dump file is ``uint64 header_len (little-endian) + DumpData header + raw inputs + raw outputs``
 (spec/dump_format.md section 1.3). The header is a ``toolkit.dumpdata.DumpData`` protobuf message: version "2.0",
@@ -21,29 +21,35 @@ Where openacl differs from CANN:
   (:func:`encode_strings`), which msaccucmp does not read. Any other numpy dtype the dump proto has no number for
   (datetimes, ...) is written as ``DT_UNDEFINED`` raw bytes, which readers (msaccucmp too) read back as ``int8``
   of shape ``(size,)``.
-* :func:`hashed_name` uses a stable BLAKE2b hash; CANN uses ``std::hash`` of the path, which differs between
-  builds. Both are decimal names listed in ``mapping.csv``.
 """
 
 from __future__ import annotations
 
-import hashlib
 import math
 import os
-import pathlib
-import re
 import struct
 import threading
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from openacl import dtypes
+from openacl.dump.naming import (  # names and directories moved to naming.py; kept here for existing importers
+    MAPPING_FILE_NAME,
+    MAX_NAME_BYTES,
+    dump_dir,
+    file_name,
+    hashed_name,
+    model_dir_name,
+    now_us,
+    sanitize,
+    time_str,
+)
 from openacl.dump.proto import dump_data_pb2
 
 __all__ = [
+    "DEFAULT_STATS",
     "DUMP_VERSION",
     "FORMAT_ND",
     "MAPPING_FILE_NAME",
@@ -68,118 +74,13 @@ __all__ = [
 DUMP_VERSION = "2.0"
 #: ``OutputFormat.FORMAT_ND``: openacl tensors are plain row-major arrays.
 FORMAT_ND = 2
-#: The longest file name (in UTF-8 bytes) Linux file systems take; longer names get a :func:`hashed_name`.
-MAX_NAME_BYTES = 255
-#: Where the disk writer records ``hash,original_name`` lines for hashed file names (one per directory).
-MAPPING_FILE_NAME = "mapping.csv"
 
 _LENGTH = struct.Struct("<Q")
 _MAX_NDIM = 64  # numpy's limit on dimensions
-_UNSAFE_NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]")
-_UNSAFE_DIR_CHARS = re.compile(r"[./\\ \x00-\x1f\x7f]")
 
 
 class DumpFormatError(ValueError):
     """A dump file (or buffer) that is not a well-formed CANN dump."""
-
-
-# --------------------------------------------------------------------------------------------------------------
-# Names and directories
-# --------------------------------------------------------------------------------------------------------------
-
-
-def sanitize(name: str) -> str:
-    """``name`` with every character outside ``[A-Za-z0-9_-]`` replaced by ``_`` (msaccucmp's name pattern).
-
-    CANN itself only replaces space, ``.``, ``/`` and ``\\``; anything else would make msaccucmp skip the file.
-    """
-    return _UNSAFE_NAME_CHARS.sub("_", name)
-
-
-def _name_bytes(name: str) -> bytes:
-    return name.encode("utf-8", "surrogatepass")
-
-
-def _digest(name: str) -> int:
-    return int.from_bytes(hashlib.blake2b(_name_bytes(name), digest_size=8).digest(), "little")
-
-
-def model_dir_name(model_name: str) -> str:
-    """The directory name for a model: ``.``, ``/``, ``\\``, space and control characters become ``_``.
-
-    The result is never empty, ``.`` or ``..``. A name longer than :data:`MAX_NAME_BYTES` bytes keeps its first
-    part and ends in ``_`` plus a stable hash of the whole name.
-    """
-    name = _UNSAFE_DIR_CHARS.sub("_", model_name) or "_"
-    raw = _name_bytes(name)
-    if len(raw) > MAX_NAME_BYTES:
-        suffix = f"_{_digest(model_name)}"
-        head = raw[: MAX_NAME_BYTES - len(suffix)].decode("utf-8", "ignore")
-        name = head + suffix
-    return name
-
-
-def now_us() -> int:
-    """Microseconds since the epoch (16 digits): the file-name timestamp and ``DumpData.dump_time``."""
-    return time.time_ns() // 1000
-
-
-def time_str(seconds: float | None = None) -> str:
-    """The ``YYYYMMDDHHMMSS`` directory name (local time) CANN adds under ``dump_path`` when dumping starts."""
-    return time.strftime("%Y%m%d%H%M%S", time.localtime(seconds))
-
-
-def file_name(op_type: str, op_name: str, task_id: int, stream_id: int, timestamp_us: int) -> str:
-    """``{op_type}.{op_name}.{task_id}.{stream_id}.{timestamp}`` with op_type and op_name :func:`sanitize`-d.
-
-    The timestamp is zero-padded to 16 digits (msaccucmp insists on 16). An op type or name that is empty
-    becomes ``_``, so the name matches msaccucmp's pattern and never starts with a dot.
-    """
-    if task_id < 0 or stream_id < 0 or timestamp_us < 0:
-        raise ValueError(
-            f"task_id, stream_id and timestamp must not be negative, got {task_id}, {stream_id}, {timestamp_us}"
-        )
-    return f"{file_name_prefix(op_type, op_name, task_id)}{int(stream_id)}.{int(timestamp_us):016d}"
-
-
-def file_name_prefix(op_type: str, op_name: str, task_id: int) -> str:
-    """``{op_type}.{op_name}.{task_id}.``: the part of :func:`file_name` that is the same on every run."""
-    return f"{sanitize(op_type) or '_'}.{sanitize(op_name) or '_'}.{int(task_id)}."
-
-
-def dump_dir(
-    dump_path: str | os.PathLike[str],
-    time_str: str,
-    device_id: int,
-    model_name: str | None,
-    model_id: int | None,
-    step: int | None,
-) -> pathlib.Path:
-    """``{dump_path}/{time_str}/{device_id}/{model_name}/{model_id}/{step}`` (spec section 1.1).
-
-    ``model_name`` goes through :func:`model_dir_name`. Like CANN's AICPU dump task, each of the last three
-    levels is left out when it is ``None`` (a single-operator dump has none of them).
-    """
-    path = pathlib.Path(dump_path) / time_str / str(int(device_id))
-    if model_name is not None:
-        path /= model_dir_name(model_name)
-    if model_id is not None:
-        path /= str(int(model_id))
-    if step is not None:
-        path /= str(int(step))
-    return path
-
-
-def hashed_name(name: str) -> str | None:
-    """A decimal stand-in for a file name longer than :data:`MAX_NAME_BYTES` UTF-8 bytes, else ``None``.
-
-    The stand-in is stable across processes and machines (BLAKE2b, 64 bits, at most 20 digits). The disk writer
-    then names the file with it and appends ``"{hash},{name}\\n"`` to :data:`MAPPING_FILE_NAME` in the same
-    directory, as CANN's adump writer does; msaccucmp and :mod:`openacl.tools.parse` read the name back from there.
-    """
-    if len(_name_bytes(name)) <= MAX_NAME_BYTES:
-        return None
-    return str(_digest(name))
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -301,15 +202,11 @@ def file_parts(
     """``[header, raw input 0, ..., raw output 0, ...]``: write them in order and you have the dump file.
 
     The tensor parts are zero-copy ``memoryview`` objects (format ``"B"``) of the arrays, which must stay
-    unchanged until the parts are written. See :func:`header` for ``original_shape``.
+    unchanged until the parts are written. See :func:`header` for ``original_shape``. A one-off
+    :class:`HeaderTemplate`: both build files the same way.
     """
-    inputs = [_writable_layout(a) for a in inputs]
-    outputs = [_writable_layout(a) for a in outputs]
-    body = _message(op_name, inputs, outputs, dump_time_us, original_shape).SerializeToString()
-    parts: list[bytes | memoryview] = [_LENGTH.pack(len(body)) + body]
-    parts.extend(_raw_bytes(a) for a in inputs)
-    parts.extend(_raw_bytes(a) for a in outputs)
-    return parts
+    template = HeaderTemplate(op_name, inputs, outputs, original_shape=original_shape)
+    return template.parts(inputs, outputs, dump_time_us)
 
 
 class HeaderTemplate:
@@ -372,7 +269,9 @@ STATS_ITEMS: dict[str, str] = {
     "Positive Inf": "Positive Inf Count",
     "L2norm": "l2norm",
 }
-_DEFAULT_STATS = ("Max", "Min", "Avg", "Nan", "Negative Inf", "Positive Inf")
+#: The items of ``dump_stats`` when it is not given: all but L2norm (the dump configuration uses this too).
+DEFAULT_STATS = tuple(STATS_ITEMS)[:6]
+_DEFAULT_STATS = DEFAULT_STATS
 _CSV_HEAD = "Input/Output,Index,Data Size,Data Type,Format,Shape"
 _DEFAULT_HEADER = _CSV_HEAD + ",Max Value,Min Value,Avg Value,Count,Nan Count,Negative Inf Count,Positive Inf Count\n"
 # The dtypes CANN's AICPU dump task computes stats for; anything else gets empty stat fields.

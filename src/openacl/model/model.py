@@ -27,7 +27,7 @@ import numpy as np
 
 from openacl import onnxrt
 from openacl.dtypes import ONNX_STRING, AclFormat, acl_from_numpy, numpy_from_onnx
-from openacl.dump import manager
+from openacl.dump import session as dump_session
 from openacl.errors import AclCode, AclError
 from openacl.log import get_logger
 from openacl.model import dynamic
@@ -167,10 +167,8 @@ class Model:
         self.acl_inputs, self.acl_outputs = self._described()
         self._observed = None
         self._observed_lock = threading.Lock()
-        self.dump = None  # the dump settings captured at load (set_dump applies to models loaded after it)
         self.executions = 0  # Invariant: counts execute calls; the dump step of the next one
         self._step_lock = threading.Lock()
-        self.dumped_steps = 0  # dumped iterations, the step directory when no dump_step is set
         self.last_output_shapes: list[tuple[int, ...]] = [desc.shape for desc in self.acl_outputs]
         if self.gears is not None:
             self.select_gear(self.gears.largest)
@@ -297,7 +295,7 @@ def load_bytes(data: bytes, name: str | None, source: str, path: str | None = No
     with _lock:
         model_id = next(_ids)
     model = Model(model_id, name, data, source, path)
-    model.dump = manager.settings_for_new_model()
+    dump_session.model_loaded(model_id)  # it takes the dump settings in force now
     with _lock:
         models[model_id] = model
     log.info("loaded model %d (%s) from %s", model_id, name, source)
@@ -377,12 +375,16 @@ def unload(model_id: int) -> None:
         model = models.pop(model_id, None)
     if model is None:
         raise AclError(AclCode.ACL_ERROR_INVALID_MODEL_ID, f"model {model_id} is not loaded")
+    dump_session.model_unloaded(model_id)
     log.info("unloaded model %d (%s)", model_id, model.name)
 
 
 def unload_all() -> None:
     with _lock:
+        unloaded = list(models)
         models.clear()
+    for model_id in unloaded:
+        dump_session.model_unloaded(model_id)
 
 
 def query_size(path: str) -> tuple[int, int]:

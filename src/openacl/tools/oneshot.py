@@ -19,8 +19,8 @@ from pathlib import Path
 import numpy as np
 
 from openacl import dtypes
-from openacl.dump import format as dump_format
-from openacl.dump import manager
+from openacl.dump import naming
+from openacl.dump import session as dump_session
 from openacl.dump.config import parse_dump_section
 from openacl.errors import AclCode, AclError
 from openacl.model import execute
@@ -119,13 +119,14 @@ def dump_model(
             config = parse_dump_section(section)
         except AclError as exc:
             raise BadArgument(exc.code, exc.detail) from None
-        model.dump = manager.DumpSession(config, "openacl dump")
+        session = dump_session.DumpSession(config, "openacl dump")
+        dump_session.attach(model.id, session)
         feeds = model_inputs(model, inputs or {})
         execute.run(model, feeds, [], device_id=0, stream_id=0)
-        ops = model.dump.plans.get(model.id) or []
-        directory = dump_format.dump_dir(section["dump_path"], model.dump.time_str, 0, model.name, model.id, 0)
+        operators = dump_session.planned_operators(model.id)
+        directory = naming.dump_dir(section["dump_path"], session.time_str, 0, model.name, model.id, 0)
         files = [p for p in directory.iterdir() if p.is_file()] if directory.is_dir() else []
         written = sum(p.stat().st_size for p in files)
-        return DumpSummary(directory, len(files), written, len(ops), len(model.observed().operators))
+        return DumpSummary(directory, len(files), written, operators, len(model.observed().operators))
     finally:
         _model.unload(model.id)

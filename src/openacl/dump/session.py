@@ -1,5 +1,9 @@
-"""The dump lifecycle: ``init_dump`` / ``set_dump`` / ``finalize_dump``, ``acl.init``'s ``"dump"`` section and
-the dump callback, and what one model execution dumps.
+"""The dump lifecycle: ``init_dump`` / ``set_dump`` / ``finalize_dump``, ``acl.init``'s ``"dump"`` section, the
+dump callback, each loaded model's dump state, and what one model execution dumps.
+
+This module knows the runtime, never the model: ``openacl.model`` tells it when a model is loaded and unloaded
+(``model_loaded`` / ``model_unloaded``), asks it whether an execution is dumped (``step_for``), and hands the
+returned :class:`DumpStep` the operators (to plan, once per model) and each operator's tensors.
 
 Decisions (CANN's documentation where it speaks):
 - A model takes the dump settings in force when it is loaded: ``set_dump`` applies to models loaded after
@@ -18,8 +22,8 @@ Decisions (CANN's documentation where it speaks):
   ``"dump"`` section applies as if it were in ``acl.init``'s JSON, to models loaded while no other dump
   settings are in force (the program's own ``init_dump``/``set_dump`` or ``acl.init`` section wins).
 - Step directories: the step number when ``dump_step`` is set, otherwise a count of dumped iterations
-  from 0. File names use the operator's index in the model as task id (stable from run to run, so two
-  dumps of one model pair up by name) and the stream's id as stream id.
+  from 0 (per model, taken under the model's lock, so concurrent executions never share one). File names
+  use the operator's index in the model as task id and the stream's id as stream id.
 """
 
 from __future__ import annotations
@@ -27,14 +31,16 @@ from __future__ import annotations
 import logging
 import os
 import threading
-import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from openacl.dump import format as dump_format
-from openacl.dump.config import DumpConfig, OpPlan, load_dump_config, parse_dump_section
-from openacl.dump.sink import Batch, DumpFile, writer
+import numpy as np
+
+from openacl.dump import naming
+from openacl.dump.config import DumpConfig, OpInfo, load_dump_config, parse_dump_section
+from openacl.dump.record import OpRecord
+from openacl.dump.sink import Batch, OutgoingFile, writer
 from openacl.errors import AclCode, AclError
 from openacl.log import get_logger
 
@@ -48,9 +54,18 @@ class DumpSession:
     config: DumpConfig
     source: str
     needs_callback: bool = False  # init_dump's defaults: nowhere to write without a callback
-    time_str: str = field(default_factory=lambda: time.strftime("%Y%m%d%H%M%S"))
+    time_str: str = field(default_factory=naming.time_str)
     active: bool = True
-    plans: dict[int, list[OpDump]] = field(default_factory=dict)  # by model id
+
+
+@dataclass
+class ModelDump:
+    """One loaded model's dump state: the settings it took at load, its plan, its count of dumped steps."""
+
+    session: DumpSession
+    ops: list[OpRecord] | None = None  # planned at the first dumped step
+    dumped_steps: int = 0  # Invariant: only changed under ``lock``
+    lock: threading.Lock = field(default_factory=threading.Lock)
 
 
 _lock = threading.Lock()
@@ -61,6 +76,7 @@ _acl_initialized = False  # told by acl.init (on_acl_init) and acl.finalize (res
 _from_init: DumpSession | None = None
 _from_env: DumpSession | None = None
 _callback: Callable | None = None
+_models: dict[int, ModelDump] = {}  # by model id: models loaded under dump settings
 
 
 # ----- lifecycle -----
@@ -141,12 +157,36 @@ def unregister_callback() -> None:
     writer.flush()
 
 
-def settings_for_new_model() -> DumpSession | None:
-    """The dump session a model being loaded now takes."""
+def _settings_for_new_model_locked() -> DumpSession | None:
+    if _dump_initialized:
+        return _set_dump or _default
+    return _from_init or _from_env
+
+
+def model_loaded(model_id: int) -> None:
+    """A model was loaded: it takes the dump settings in force now, if any."""
     with _lock:
-        if _dump_initialized:
-            return _set_dump or _default
-        return _from_init or _from_env
+        session = _settings_for_new_model_locked()
+        if session is not None:
+            _models[model_id] = ModelDump(session)
+
+
+def attach(model_id: int, session: DumpSession) -> None:
+    """Dump a loaded model under ``session`` whatever the settings (``openacl dump``'s one-shot dumps)."""
+    with _lock:
+        _models[model_id] = ModelDump(session)
+
+
+def model_unloaded(model_id: int) -> None:
+    with _lock:
+        _models.pop(model_id, None)
+
+
+def planned_operators(model_id: int) -> int:
+    """How many operators a model's dumps cover (0 before its first dumped step)."""
+    with _lock:
+        state = _models.get(model_id)
+    return len(state.ops or ()) if state is not None else 0
 
 
 def reset() -> None:
@@ -161,70 +201,100 @@ def reset() -> None:
         _dump_initialized = False
         _set_dump = _default = _from_init = _from_env = None
         _callback = None
+        _models.clear()
 
 
 # ----- one execution -----
 
 
-class OpDump:
-    """What never changes between runs for one planned operator: its slots, its name prefix, its header."""
+class DumpStep:
+    """One execution of one model that is dumped: plan it (once per model), ``start`` it, ``emit`` its files,
+    ``wait`` for them."""
 
-    __slots__ = ("index", "inputs", "outputs", "prefix", "template")
+    def __init__(self, model_id: int, model_name: str, state: ModelDump, step: int, callback: Callable | None):
+        self.model_id, self.model_name = model_id, model_name
+        self.state, self.step, self.callback = state, step, callback
+        self.step_dir = step
+        self.batch = Batch()
 
-    def __init__(self, plan: OpPlan, operator) -> None:
-        self.index = plan.index
-        self.inputs, self.outputs = plan.inputs, plan.outputs
-        self.prefix = dump_format.file_name_prefix(operator.type, operator.name, plan.index)
-        self.template: dump_format.HeaderTemplate | None = None
+    @property
+    def needs_plan(self) -> bool:
+        return self.state.ops is None
 
-    def parts(self, op_name: str, inputs: list, outputs: list, stamp: int) -> list[bytes | memoryview]:
-        template = self.template
-        if template is None or template.layout != dump_format.layout_key(inputs, outputs):
-            template = self.template = dump_format.HeaderTemplate(op_name, inputs, outputs)
-        return template.parts(inputs, outputs, stamp)
+    @property
+    def ops(self) -> list[OpRecord]:
+        return self.state.ops or []
 
+    def plan(self, operators: Sequence[OpInfo], skipped: frozenset[int] = frozenset()) -> None:
+        """Choose the model's dumped operators and slots; ``skipped`` are operators no dump file can hold (they
+        read or write a sequence or map)."""
+        config = self.state.session.config
+        plan = config.plan(self.model_name, operators) or []
+        left_out = [entry for entry in plan if entry.index in skipped]
+        if left_out:
+            names = ", ".join(operators[entry.index].name for entry in left_out[:5])
+            log.warning(
+                "model %s: %d operators read or write a sequence or map, which a dump file cannot hold; "
+                "they are not dumped (%s%s)",
+                self.model_name,
+                len(left_out),
+                names,
+                ", ..." if len(left_out) > 5 else "",
+            )
+        ops = [
+            OpRecord(entry.index, operators[entry.index].type, operators[entry.index].name, entry.inputs, entry.outputs)
+            for entry in plan
+            if entry.index not in skipped
+        ]
+        with self.state.lock:
+            if self.state.ops is None:
+                self.state.ops = ops
 
-@dataclass
-class DumpJob:
-    """What one execution of one model dumps, and where."""
+    def start(self) -> bool:
+        """False when the plan dumps nothing (the execution is then not a dumped step); otherwise this step's
+        directory is taken."""
+        if not self.ops:
+            return False
+        if self.state.session.config.dump_step is None:
+            with self.state.lock:
+                self.step_dir = self.state.dumped_steps
+                self.state.dumped_steps += 1
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug("dumping step %d of model %d (%d operators)", self.step, self.model_id, len(self.ops))
+        return True
 
-    session: DumpSession
-    ops: list[OpDump]
-    callback: Callable | None
-    step_dir: int
-    batch: Batch = field(default_factory=Batch)
+    def directory(self, device_id: int) -> Path:
+        config = self.state.session.config
+        root = config.dump_path or os.getcwd()
+        return naming.dump_dir(
+            root, self.state.session.time_str, device_id, self.model_name, self.model_id, self.step_dir
+        )
 
-    def emit(self, model, observed, values: dict, device_id: int, stream_id: int, borrowed=()) -> None:
+    def emit(
+        self,
+        tensors: Sequence[tuple[Sequence[np.ndarray], Sequence[np.ndarray]]],
+        device_id: int,
+        stream_id: int,
+        borrowed: Sequence[np.ndarray] = (),
+    ) -> None:
         """Queue this execution's files (blocks under back-pressure); ``wait`` for them afterwards.
 
-        ``borrowed``: the arrays among ``values`` that view the user's memory (the model inputs); the writer
-        copies them before a callback can see them after this execution returns."""
+        ``tensors``: each planned operator's (inputs, outputs), in ``ops`` order. ``borrowed``: the arrays among
+        them that view the program's memory (the model inputs); the writer copies those before a callback can
+        see them after this execution returns."""
+        config = self.state.session.config
+        directory = os.fspath(self.directory(device_id))
+        stats = config.dump_stats if config.dump_data == "stats" else None
         borrowed_ids = {id(array) for array in borrowed}
-        config = self.session.config
-        directory = os.fspath(
-            dump_format.dump_dir(
-                config.dump_path or os.getcwd(), self.session.time_str, device_id, model.name, model.id, self.step_dir
-            )
-        )
-        stats = config.dump_data == "stats"
-        files: list[DumpFile] = []
+        files: list[OutgoingFile] = []
         try:
-            for op in self.ops:
-                operator = observed.operators[op.index]
-                inputs, outputs = observed.tensors(values, op.index)
-                inputs = [inputs[i] for i in op.inputs]
-                outputs = [outputs[i] for i in op.outputs]
-                stamp = dump_format.now_us()
-                name = f"{op.prefix}{stream_id}.{stamp:016d}"
-                if stats:
-                    parts = [dump_format.stats_csv(inputs, outputs, config.dump_stats).encode()]
-                    name += ".csv"
-                    lent = frozenset()
-                else:
-                    parts = op.parts(operator.name, inputs, outputs, stamp)
-                    lent = frozenset(1 + i for i, a in enumerate((*inputs, *outputs)) if id(a) in borrowed_ids)
-                size = sum(map(len, parts))
-                files.append(DumpFile(directory, name, parts, size, self.batch, self.callback, lent))
+            for op, (inputs, outputs) in zip(self.ops, tensors, strict=True):
+                record = op.record(inputs, outputs, stream_id, stats, borrowed_ids)
+                files.append(
+                    OutgoingFile(
+                        directory, record.name, record.parts, record.size, self.batch, self.callback, record.borrowed
+                    )
+                )
             writer.submit_many(files)
         finally:
             writer.seal(self.batch)
@@ -235,42 +305,16 @@ class DumpJob:
             self.batch.wait()
 
 
-def job_for(model, step: int) -> DumpJob | None:
-    """The dump of ``model``'s execution number ``step``, or None when nothing is dumped."""
-    session = model.dump
-    if session is None or not session.active:
-        return None
+def step_for(model_id: int, model_name: str, step: int) -> DumpStep | None:
+    """The dump of execution number ``step`` of a model, or None when it is not dumped."""
     with _lock:
+        state = _models.get(model_id)
         callback = _callback
-    config = session.config
-    if callback is None and (session.needs_callback or not config.dump_path):
+    if state is None or not state.session.active:
         return None
-    if not config.selects_step(step) or not config.selects_model(model.name):
+    config = state.session.config
+    if callback is None and (state.session.needs_callback or not config.dump_path):
         return None
-    ops = session.plans.get(model.id, ...)
-    if ops is ...:
-        observed = model.observed()
-        plan = config.plan(model.name, observed.ops) or []
-        skipped = [entry for entry in plan if entry.index in observed.skipped]
-        if skipped:
-            names = ", ".join(observed.operators[entry.index].name for entry in skipped[:5])
-            log.warning(
-                "model %s: %d operators read or write a sequence or map, which a dump file cannot hold; "
-                "they are not dumped (%s%s)",
-                model.name,
-                len(skipped),
-                names,
-                ", ..." if len(skipped) > 5 else "",
-            )
-        plan = [entry for entry in plan if entry.index not in observed.skipped]
-        ops = session.plans[model.id] = [OpDump(entry, observed.operators[entry.index]) for entry in plan]
-    if not ops:
+    if not config.selects_step(step) or not config.selects_model(model_name):
         return None
-    if config.dump_step is not None:
-        step_dir = step
-    else:
-        step_dir = model.dumped_steps
-        model.dumped_steps += 1
-    if log.isEnabledFor(logging.DEBUG):
-        log.debug("dumping step %d of model %d (%d operators)", step, model.id, len(ops))
-    return DumpJob(session, ops, callback, step_dir)
+    return DumpStep(model_id, model_name, state, step, callback)
