@@ -29,8 +29,9 @@ import onnx
 from _common import argument_parser, import_model_builder, interleaved, per_call, print_rows
 
 import openacl
-from openacl.dump import manager
+from openacl.dump import session as dump_session
 from openacl.dump.config import DumpConfig
+from openacl.dump.record import OpRecord
 from openacl.model import model as model_mod
 
 openacl.install()
@@ -94,7 +95,8 @@ def bench_disk_dump(big: Loaded, out: Path, rounds: int) -> tuple[float, float, 
     config = DumpConfig.default(str(out))
     config = DumpConfig(**{**config.__dict__, "dump_mode": "all"})
     plan = config.plan(big.model.name, observed.ops)
-    ops = [manager.OpDump(entry, observed.operators[entry.index]) for entry in plan]
+    operators = observed.operators
+    ops = [OpRecord(e.index, operators[e.index].type, operators[e.index].name, e.inputs, e.outputs) for e in plan]
     arrays = [a for p in plan for a in (*observed.tensors(values, p.index)[0], *observed.tensors(values, p.index)[1])]
     total = sum(a.nbytes for a in arrays)
 
@@ -106,11 +108,12 @@ def bench_disk_dump(big: Loaded, out: Path, rounds: int) -> tuple[float, float, 
 
     def ours() -> float:
         fresh()
-        session = manager.DumpSession(config, "benchmark")
+        state = dump_session.ModelDump(dump_session.DumpSession(config, "benchmark"), ops=ops)
         start = time.perf_counter()
-        job = manager.DumpJob(session, ops, None, 0)
-        job.emit(big.model, observed, values, 0, 0)
-        job.wait()
+        step = dump_session.DumpStep(big.model.id, big.model.name, state, 0, None)
+        step.start()
+        step.emit([observed.tensors(values, op.index) for op in ops], 0, 0)
+        step.wait()
         return time.perf_counter() - start
 
     def baseline() -> float:

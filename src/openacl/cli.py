@@ -1,8 +1,9 @@
 """The ``openacl`` command: ``demo``, ``run``, ``dump``, ``parse``, ``compare``, ``trace``, ``bench``.
 
-Exit codes a shell can test: 0 success; 1 the work ran and found a problem (a check failed, a file did not
-parse, dumps diverge); 2 bad arguments (a missing file, a model that is not one, an unwritable directory),
-reported as one line on stderr. ``--json`` prints one JSON document on stdout instead of tables.
+Exit codes a shell can test: 0 success; 1 the work failed or found a problem (a model that does not load or
+whose execution fails, a check failed, a file did not parse, dumps diverge); 2 bad arguments (a missing file,
+an unwritable directory, an input that does not fit the model). Either is one line on stderr, never a
+traceback. ``--json`` prints one JSON document on stdout instead of tables.
 """
 
 from __future__ import annotations
@@ -30,9 +31,11 @@ class UsageError(Exception):
     """Bad arguments: one line on stderr, exit code 2."""
 
 
-def _fail(command: str, message: str) -> int:
-    print(f"openacl {command}: {message}", file=sys.stderr)
-    return 2
+def _fail(command: str, message: str, code: int = 2) -> int:
+    """One line on stderr; exit code 2 (bad arguments) unless told 1 (the work itself failed)."""
+    one_line = " ".join(line.strip() for line in message.strip().splitlines())  # onnxruntime's have newlines
+    print(f"openacl {command}: {one_line}", file=sys.stderr)
+    return code
 
 
 def _emit_json(document: object) -> None:
@@ -137,7 +140,7 @@ def _parse_inputs(items: list[str]) -> dict:
 
 def _dump(args: argparse.Namespace) -> int:
     from openacl.errors import AclError
-    from openacl.tools.oneshot import dump_model
+    from openacl.tools.oneshot import BadArgument, dump_model
 
     if not os.path.isfile(args.model):
         return _fail("dump", f"no such file: {args.model}")
@@ -149,8 +152,15 @@ def _dump(args: argparse.Namespace) -> int:
             )
     except UsageError as exc:
         return _fail("dump", str(exc))
-    except AclError as exc:
+    except BadArgument as exc:
         return _fail("dump", exc.detail or str(exc))
+    except AclError as exc:  # the model does not load, or its execution (or writing its dump) failed
+        return _fail("dump", exc.detail or str(exc), code=1)
+    except Exception as exc:  # a fault of openacl's own: one line still (ASCEND_GLOBAL_LOG_LEVEL=0 logs the traceback)
+        import logging
+
+        logging.getLogger("openacl").debug("openacl dump failed", exc_info=True)
+        return _fail("dump", f"internal error: {type(exc).__name__}: {exc}", code=1)
     if args.json:
         _emit_json(summary.__dict__)
     elif not args.quiet:

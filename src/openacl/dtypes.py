@@ -1,4 +1,4 @@
-"""Every data-type and format table in one place: numpy, ACL (``aclDataType``), dump proto, ONNX.
+"""Every data-type and format table in one place: numpy, ACL (``aclDataType``), dump proto, ONNX, onnxruntime.
 
 ACL numbers a dtype one way (``ACL_FLOAT16 = 1``), the dump header another (``DT_FLOAT16 = 2``), and ONNX a
 third (``FLOAT16 = 10``). Everything that crosses from one to another goes through this module, so a
@@ -9,7 +9,11 @@ from __future__ import annotations
 
 import enum
 
+import ml_dtypes
 import numpy as np
+
+#: ``bfloat16`` as a numpy dtype (ml_dtypes): ACL_BF16, the dump header's DT_BF16 and ONNX's BFLOAT16.
+BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
 
 
 class AclDataType(enum.IntEnum):
@@ -99,11 +103,15 @@ _NUMPY_ACL_PROTO: list[tuple[np.dtype, AclDataType, ProtoDataType]] = [
     (np.dtype(np.bool_), AclDataType.ACL_BOOL, ProtoDataType.DT_BOOL),
     (np.dtype(np.complex64), AclDataType.ACL_COMPLEX64, ProtoDataType.DT_COMPLEX64),
     (np.dtype(np.complex128), AclDataType.ACL_COMPLEX128, ProtoDataType.DT_COMPLEX128),
+    (BFLOAT16, AclDataType.ACL_BF16, ProtoDataType.DT_BF16),
 ]
 
 _ACL_OF_NUMPY = {np_type: acl for np_type, acl, _ in _NUMPY_ACL_PROTO}
 _PROTO_OF_NUMPY = {np_type: proto for np_type, _, proto in _NUMPY_ACL_PROTO}
-_NUMPY_OF_ACL = {acl: np_type for np_type, acl, _ in _NUMPY_ACL_PROTO}
+# ACL_BF16 has no numpy type on the way in (numpy_from_acl): it serves acl.op, whose one-node models run on
+# onnxruntime's CPU kernels, which have almost no bfloat16 ones, so acl.op answers UNSUPPORTED_DATA_TYPE for it.
+# Models (ONNX element types) and dumps (proto numbers) carry bfloat16 both ways.
+_NUMPY_OF_ACL = {acl: np_type for np_type, acl, _ in _NUMPY_ACL_PROTO if np_type != BFLOAT16}
 _NUMPY_OF_PROTO = {proto: np_type for np_type, _, proto in _NUMPY_ACL_PROTO}
 
 #: ONNX ``TensorProto.DataType`` numbers (kept here so this module needs no onnx import).
@@ -122,6 +130,7 @@ _ONNX_OF_NUMPY: dict[np.dtype, int] = {
     np.dtype(np.uint64): 13,
     np.dtype(np.complex64): 14,
     np.dtype(np.complex128): 15,
+    BFLOAT16: 16,
 }
 _NUMPY_OF_ONNX = {onnx: np_type for np_type, onnx in _ONNX_OF_NUMPY.items()}
 
@@ -141,7 +150,13 @@ _NUMPY_OF_ORT: dict[str, np.dtype] = {
     "tensor(bool)": np.dtype(np.bool_),
     "tensor(complex64)": np.dtype(np.complex64),
     "tensor(complex128)": np.dtype(np.complex128),
+    "tensor(bfloat16)": BFLOAT16,
 }
+
+#: onnxruntime's type string of bfloat16 tensors: numpy arrays cannot cross its ``run`` (see ``onnxrt``).
+ORT_BFLOAT16 = "tensor(bfloat16)"
+#: ONNX ``TensorProto.STRING``: tensors of strings (numpy object arrays of ``str``).
+ONNX_STRING = 8
 
 
 def acl_from_numpy(dtype: np.dtype | type) -> AclDataType:
@@ -209,15 +224,18 @@ def numpy_from_ort(type_string: str) -> np.dtype:
 
 
 #: Bytes per element of each ACL dtype (``aclDataTypeSize``); a dtype not listed (``ACL_STRING``, undefined) is 0.
-_ACL_SIZES: dict[int, int] = {
-    **{int(acl): np_type.itemsize for np_type, acl, _ in _NUMPY_ACL_PROTO},
-    int(AclDataType.ACL_BF16): 2,
-}
+_ACL_SIZES: dict[int, int] = {int(acl): np_type.itemsize for np_type, acl, _ in _NUMPY_ACL_PROTO}
 
 
 def acl_dtype_size(code: int) -> int:
     """``aclDataTypeSize``: bytes per element of an ACL dtype number, 0 for one without a fixed size."""
     return _ACL_SIZES.get(code, 0)
+
+
+def is_floating(dtype: np.dtype | type) -> bool:
+    """A floating-point dtype, bfloat16 included (numpy's ``issubdtype`` does not know ml_dtypes' types)."""
+    dtype = np.dtype(dtype)
+    return dtype == BFLOAT16 or np.issubdtype(dtype, np.floating)
 
 
 def float16_bits_to_float(bits: int) -> float:

@@ -1,11 +1,18 @@
-"""How openacl makes its onnxruntime sessions: one set of options for models, their observed twins and single
-operators (``OPENACL_ORT_THREADS`` threads, no spinning after a run)."""
+"""How openacl makes and runs its onnxruntime sessions: one set of options for models, their observed twins and
+single operators (``OPENACL_ORT_THREADS`` threads, no spinning after a run), and ``run``, which carries bfloat16
+arrays through onnxruntime's Python binding."""
 
 from __future__ import annotations
 
+import ctypes
 import os
 
+import numpy as np
 import onnxruntime as ort
+
+from openacl.dtypes import BFLOAT16, ORT_BFLOAT16, onnx_from_numpy
+
+_ONNX_BFLOAT16 = onnx_from_numpy(BFLOAT16)
 
 
 def ort_threads() -> int:
@@ -15,14 +22,52 @@ def ort_threads() -> int:
         return 0
 
 
-def session_options(optimize: bool = True):
+def session_options(optimize: bool = True, external_data_folder: str | None = None):
+    """``external_data_folder``: where a session made from model bytes finds external data (the model's folder)."""
     options = ort.SessionOptions()
+    if external_data_folder is not None:
+        options.add_session_config_entry("session.model_external_initializers_file_folder_path", external_data_folder)
     options.intra_op_num_threads = ort_threads()
     options.inter_op_num_threads = 1
-    options.log_severity_level = 3
+    # FATAL only: an error onnxruntime logs (on stderr, in colour) reaches openacl as an exception anyway, which
+    # is reported once, as one line, with its code.
+    options.log_severity_level = 4
     # Worker threads that spin after a run would take the cores the runtime needs right then (outputs to
     # copy, callbacks, a dump to write); on small machines that costs more than waking them does.
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     if not optimize:
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     return options
+
+
+def needs_ort_values(session) -> bool:
+    """Whether ``session`` takes or gives bfloat16, which numpy arrays cannot carry through ``session.run``
+    (onnxruntime's Python binding has no numpy type for it): :func:`run` then goes through ``OrtValue``s."""
+    return any(arg.type == ORT_BFLOAT16 for arg in (*session.get_inputs(), *session.get_outputs()))
+
+
+def run(session, output_names: list[str], feeds: dict[str, np.ndarray], ort_values: bool) -> list:
+    """``session.run``; with ``ort_values`` (see :func:`needs_ort_values`) bfloat16 arrays (ml_dtypes) go in and
+    come out as bfloat16 numpy arrays, bit for bit."""
+    if not ort_values:
+        return session.run(output_names, feeds)
+    values = session.run_with_ort_values(output_names, {name: _ort_value(array) for name, array in feeds.items()})
+    return [_numpy(value) for value in values]
+
+
+def _ort_value(array: np.ndarray):
+    array = np.ascontiguousarray(array)
+    if array.dtype == BFLOAT16:
+        return ort.OrtValue.ortvalue_from_numpy_with_onnx_type(array.view(np.uint16), _ONNX_BFLOAT16)
+    return ort.OrtValue.ortvalue_from_numpy(array)
+
+
+def _numpy(value) -> np.ndarray:
+    if value.data_type() != ORT_BFLOAT16:
+        return value.numpy()
+    shape = tuple(value.shape())
+    size = value.tensor_size_in_bytes()
+    out = np.empty(shape, BFLOAT16)
+    if size:
+        ctypes.memmove(out.ctypes.data, value.data_ptr(), size)  # the OrtValue's own buffer, size bytes
+    return out

@@ -35,7 +35,7 @@ import threading
 
 from openacl import jsonfile, trace
 from openacl import log as _log
-from openacl.dump import manager as dump
+from openacl.dump import session as dump
 from openacl.errors import AclCode, AclError
 from openacl.ge import session as ge_session
 from openacl.media import descs as media_descs

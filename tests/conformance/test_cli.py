@@ -90,22 +90,72 @@ def test_dump_is_deterministic_random_inputs(tmp_path):
     ("args", "message"),
     [
         (["missing.onnx", "-o", "{tmp}/o"], "openacl dump: no such file: missing.onnx"),
-        (["{tmp}/junk.onnx", "-o", "{tmp}/o"], "openacl dump: {tmp}/junk.onnx: not an ONNX model"),
         ([str(DEMO_MODEL), "-o", "{tmp}/file/o"], "openacl dump: cannot create {tmp}/file/o"),
         ([str(DEMO_MODEL), "-o", "{tmp}/o", "--input", "nonsense"], "openacl dump: --input 'nonsense': expected"),
         ([str(DEMO_MODEL), "-o", "{tmp}/o", "--input", "nope={tmp}/x.npy"], "openacl dump: no input named 'nope'"),
         ([str(DEMO_MODEL), "-o", "{tmp}/o", "--input", "input={tmp}/x.npy"], "openacl dump: input input: float64"),
+        (
+            [str(DEMO_MODEL), "-o", "{tmp}/o", "--input", "input={tmp}/x32.npy"],
+            "openacl dump: input input: shape [1, 3, 8, 8], model takes [1, 3, 64, 64]",
+        ),
     ],
-    ids=["missing-model", "wrong-model", "unwritable-output", "bad-input-flag", "unknown-input", "wrong-dtype"],
-)
+    ids=[
+        "missing-model", "unwritable-output", "bad-input-flag", "unknown-input", "wrong-dtype", "wrong-shape",
+    ],
+)  # fmt: skip
 def test_dump_bad_arguments_are_one_line(tmp_path, args, message):
     (tmp_path / "junk.onnx").write_bytes(b"\x00\xff garbage" * 20)
     (tmp_path / "file").write_text("x")
     np.save(tmp_path / "x.npy", np.zeros((1, 3, 64, 64)))
+    np.save(tmp_path / "x32.npy", np.zeros((1, 3, 8, 8), np.float32))
     result = openacl("dump", *(a.format(tmp=tmp_path) for a in args))
     assert result.returncode == 2
     assert result.stderr.startswith(message.format(tmp=tmp_path)), result.stderr
     assert result.stderr.count("\n") == 1
+
+
+def _reshape_model(path: Path) -> Path:
+    """``reshape(x, s)``: loads, and fails at execution when ``s`` does not fit ``x``."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph(
+        [helper.make_node("Reshape", ["x", "s"], ["y"], name="reshape")],
+        "reshape",
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3]),
+            helper.make_tensor_value_info("s", TensorProto.INT64, [1]),
+        ],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+    )
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    return path
+
+
+def _zipmap_model(path: Path) -> Path:
+    from tests.model.test_strings_sequences import zipmap_classifier
+
+    return zipmap_classifier(path)
+
+
+@pytest.mark.parametrize(
+    ("build", "extra", "message"),
+    [
+        (lambda p: p.write_bytes(b"\x00\xff garbage" * 20) and p, [], "openacl dump: {model}: not an ONNX model"),
+        (_zipmap_model, [], "openacl dump: 'output_probability' is a sequence, not a tensor"),
+        (_reshape_model, ["--input", "s={tmp}/s.npy"], "openacl dump: model 1 (model): execution failed: "),
+    ],
+    ids=["not-a-model", "unsupported-output", "execution-fails"],
+)
+def test_dump_load_and_execution_failures_exit_1_with_one_line(tmp_path, build, extra, message):
+    """Regression (issue 15 item 12): load and execution failures exited 2, the code for bad arguments."""
+    model = tmp_path / "model.onnx"
+    build(model)
+    np.save(tmp_path / "s.npy", np.array([5], np.int64))
+    result = openacl("dump", str(model), "-o", str(tmp_path / "o"), *(a.format(tmp=tmp_path) for a in extra))
+    assert result.returncode == 1, result.stderr
+    assert result.stderr.startswith(message.format(model=model)), result.stderr
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
 
 
 # ----- run --dump -----

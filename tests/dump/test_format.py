@@ -38,6 +38,20 @@ def _table_dtypes() -> list[np.dtype]:
 
 
 TABLE_DTYPES = _table_dtypes()
+
+
+def _assert_read_back(got: np.ndarray, want: np.ndarray) -> None:
+    """Exactly the array written; bfloat16 comes back widened to float32 (as msaccucmp reads it), bit for bit."""
+    assert got.shape == want.shape
+    if want.dtype == dtypes.BFLOAT16:
+        assert got.dtype == np.float32
+        assert (got.view(np.uint32) >> 16).astype(np.uint16).tobytes() == want.view(np.uint16).tobytes()
+        assert not (got.view(np.uint32) & 0xFFFF).any()
+    else:
+        assert got.dtype == want.dtype
+        assert got.tobytes() == want.tobytes()
+
+
 SETTINGS = settings(derandomize=True, deadline=None, max_examples=150, suppress_health_check=[HealthCheck.too_slow])
 
 
@@ -191,15 +205,31 @@ def test_file_parts_copy_only_non_contiguous_and_byte_swapped_arrays():
 def test_file_parts_handles_zero_size_scalar_and_unknown_dtypes():
     empty = np.zeros((0, 3), np.float32)
     scalar = np.array(7, np.int32)
-    strings = np.array(["ab", "c"], dtype="U2")  # no proto number: written as DT_UNDEFINED raw bytes
-    parts = fmt.file_parts("op", [empty, scalar], [strings], 1)
-    assert [p.nbytes for p in parts[1:]] == [0, 4, strings.nbytes]
+    dates = np.array(["2020-01-01", "2021-06-30"], dtype="datetime64[D]")  # no proto number: DT_UNDEFINED bytes
+    parts = fmt.file_parts("op", [empty, scalar], [dates], 1)
+    assert [p.nbytes for p in parts[1:]] == [0, 4, dates.nbytes]
     dump = fmt.read_dump(b"".join(parts))
     assert dump.inputs[0].shape == (0, 3) and dump.inputs[0].dtype == np.float32
     assert dump.inputs[1].shape == () and dump.inputs[1] == 7
     assert dump.header.output[0].data_type == dump_data_pb2.DT_UNDEFINED
-    assert dump.outputs[0].dtype == np.int8 and dump.outputs[0].shape == (strings.nbytes,)
-    assert dump.outputs[0].tobytes() == strings.tobytes()
+    assert dump.outputs[0].dtype == np.int8 and dump.outputs[0].shape == (dates.nbytes,)
+    assert dump.outputs[0].tobytes() == dates.tobytes()
+
+
+def test_string_tensors_are_dt_string_in_ge_layout_and_read_back():
+    """Regression (issue 15 item 9): a string tensor was ``cannot dump an array of dtype object``."""
+    strings = np.array([["ab", ""], ["naïve", "x\0y"]], dtype=object)  # what onnxruntime returns
+    parts = fmt.file_parts("op", [strings], [np.array(["z"], dtype="U1")], 1)
+    raw = bytes(parts[1])
+    heads = np.frombuffer(raw[: 4 * 16], "<i8").reshape(4, 2)
+    encoded = [s.encode() for s in strings.reshape(-1)]
+    assert heads[:, 1].tolist() == [len(e) for e in encoded]
+    assert heads[0, 0] == 64 and [raw[o : o + n] for o, n in heads] == encoded
+    assert all(raw[o + n] == 0 for o, n in heads)  # each NUL-terminated, as GE lays them out
+    dump = fmt.read_dump(b"".join(parts))
+    assert dump.header.input[0].data_type == dump_data_pb2.DT_STRING and dump.header.input[0].size == len(raw)
+    assert dump.inputs[0].shape == (2, 2) and dump.inputs[0].tolist() == strings.tolist()
+    assert dump.outputs[0].tolist() == ["z"]
 
 
 def test_object_arrays_cannot_be_dumped():
@@ -215,8 +245,7 @@ def test_every_table_dtype_round_trips(dtype):
     dump = fmt.read_dump(_file("op", [array], [array[1]]))
     assert dump.header.input[0].data_type == dtypes.proto_from_numpy(dtype)
     for got, want in ((dump.inputs[0], array), (dump.outputs[0], array[1])):
-        assert got.dtype == dtype and got.shape == want.shape
-        assert got.tobytes() == want.tobytes()
+        _assert_read_back(got, want)
 
 
 @st.composite
@@ -244,8 +273,7 @@ def test_file_parts_then_read_dump_round_trips(op_name, inputs, outputs, dump_ti
     assert dump.header == dump_data_pb2.DumpData.FromString(parts[0][8:])
     assert len(dump.inputs) == len(inputs) and len(dump.outputs) == len(outputs)
     for got, want in zip(dump.inputs + dump.outputs, inputs + outputs, strict=True):
-        assert got.dtype == want.dtype and got.shape == want.shape
-        assert got.tobytes() == want.tobytes()
+        _assert_read_back(got, want)
 
 
 def test_read_dump_from_a_path_gives_writable_arrays(tmp_path):
@@ -302,7 +330,9 @@ def test_read_dump_rejects_sizes_past_the_end_and_leftover_bytes():
 
 
 def test_read_dump_rejects_unsupported_dtypes_and_short_sizes():
-    with pytest.raises(fmt.DumpFormatError, match=r"input 0: data type DT_STRING \(13\) is not supported"):
+    with pytest.raises(fmt.DumpFormatError, match=r"input 0: data type number \(18\) is not supported"):
+        fmt.read_dump(_raw_file(_header_message(input=[(18, [1], 4)]), b"\0" * 4))
+    with pytest.raises(fmt.DumpFormatError, match=r"input 0: 1 string heads do not fit in its 4 bytes"):
         fmt.read_dump(_raw_file(_header_message(input=[(13, [1], 4)]), b"\0" * 4))
     with pytest.raises(fmt.DumpFormatError, match=r"output 0: data type number \(99\) is not supported"):
         fmt.read_dump(_raw_file(_header_message(output=[(99, [1], 4)]), b"\0" * 4))

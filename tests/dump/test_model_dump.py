@@ -15,9 +15,13 @@ import onnxruntime as ort
 import pytest
 
 import acl
+from openacl.dump import config as cfg_module
 from openacl.dump import format as dump_format
-from openacl.dump import sink
+from openacl.dump import naming, sink
+from openacl.dump import session as dump_session
+from openacl.dump.record import OpRecord
 from openacl.errors import AclCode
+from openacl.model import model as openacl_model
 from openacl.model.model import DEMO_MODEL
 from openacl.tools.parse import parse_dumps
 from tests.model_io import ModelIO, demo_input
@@ -318,7 +322,7 @@ def test_callback_order_a_gets_every_file_in_chunks(inited, tmp_path, monkeypatc
 
 
 def test_callback_bytes_equal_the_disk_file(inited, tmp_path, monkeypatch):
-    monkeypatch.setattr(dump_format, "now_us", lambda: 1_700_000_000_000_000)
+    monkeypatch.setattr(naming, "now_us", lambda: 1_700_000_000_000_000)
     _, (x,) = model_dump(tmp_path)
     disk = {p.name: p.read_bytes() for p in dump_files(tmp_path / "dump")}
     collector = Collector()
@@ -386,3 +390,92 @@ def test_init_dump_without_callback_dumps_nothing(inited, tmp_path, monkeypatch)
     ModelIO().run(demo_input())
     assert acl.mdl.finalize_dump() == 0
     assert dump_files(tmp_path) == []
+
+
+def test_dump_callback_gets_this_steps_input_when_the_next_batch_is_written_at_once(inited, monkeypatch, tmp_path):
+    """Regression (issue 15 item 11): model inputs are zero-copy views of the user's device memory and chunks
+    are delivered after ``execute`` returns, so a program writing its next batch at once got it in this dump."""
+    monkeypatch.chdir(tmp_path)
+    release = threading.Event()
+    files: dict[str, bytearray] = {}
+
+    def on_chunk(chunk):
+        release.wait(60)  # hold delivery until the program has overwritten its input buffer
+        data = acl.util.ptr_to_bytes(chunk["data_buf"], chunk["buf_len"])
+        files.setdefault(chunk["file_name"], bytearray()).extend(data)
+
+    model = [{"model_name": "tinynet"}]
+    cfg = write_config(tmp_path / "dump.json", dump_path=str(tmp_path), dump_list=model, dump_mode="all")
+    assert acl.mdl.init_dump() == 0
+    assert acl.mdl.set_dump(cfg) == 0
+    assert acl.mdl.dump_reg_callback(on_chunk, 0) == 0
+    io = ModelIO()
+    this_step, next_step = demo_input(0), demo_input(1)
+    io.load_input(this_step)
+    assert acl.mdl.execute(io.model_id, io.inputs[0], io.outputs[0]) == 0
+    io.load_input(next_step)  # right after execute returns, before any chunk is delivered
+    release.set()
+    assert acl.mdl.dump_unreg_callback() is None
+    assert acl.mdl.finalize_dump() == 0
+    first = OPS[0]
+    (data,) = [d for name, d in files.items() if f".{dump_format.sanitize(first.name)}." in Path(name).name]
+    dumped = dump_format.read_dump(bytes(data))
+    np.testing.assert_array_equal(dumped.inputs[0], this_step)
+    want = intermediates(this_step)
+    np.testing.assert_array_equal(dumped.outputs[0], want[first.output[0]])
+
+
+def test_only_borrowed_parts_are_copied_for_a_callback():
+    """The copy of item 11 is for borrowed parts only: the dump's own tensors still go out in place."""
+    user = np.arange(8, dtype=np.float32)  # stands for the user's input buffer
+    own = np.ones(sink.ChunkTarget.DIRECT_BYTES, np.uint8)  # a large output the dump owns
+    got: dict[str, bytearray] = {}
+    release = threading.Event()
+
+    def on_chunk(chunk):
+        release.wait(60)
+        got.setdefault(chunk["file_name"], bytearray()).extend(
+            acl.util.ptr_to_bytes(chunk["data_buf"], chunk["buf_len"])
+        )
+
+    own_part = memoryview(own)
+    parts = [b"head", memoryview(user.view(np.uint8)), own_part]
+    file = sink.OutgoingFile("/nowhere", "f", parts, sum(map(len, parts)), None, on_chunk, frozenset({1}))
+    sink.writer.submit_many([file])
+    user[:] = -1  # the program reuses its buffer
+    release.set()
+    sink.writer.flush()
+    assert isinstance(file.parts[1], bytes) and file.parts[2] is own_part
+    assert bytes(got["/nowhere/f"]) == b"head" + np.arange(8, dtype=np.float32).tobytes() + own.tobytes()
+
+
+def test_concurrent_dumped_steps_take_distinct_step_directories():
+    """Regression (issue 15, structure): the dumped-step count was bumped on the model without a lock."""
+    config = cfg_module.DumpConfig.default("/tmp")
+    state = dump_session.ModelDump(dump_session.DumpSession(config, "test"), ops=[])
+    state.ops = [OpRecord(0, "Relu", "relu", [], [0])]
+    barrier = threading.Barrier(8)
+    steps: list[int] = []
+
+    def one() -> None:
+        step = dump_session.DumpStep(1, "m", state, 0, None)
+        barrier.wait()
+        assert step.start()
+        steps.append(step.step_dir)
+
+    threads = [threading.Thread(target=one) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(steps) == list(range(8)) and state.dumped_steps == 8
+
+
+def test_model_holds_no_dump_state(inited, tmp_path):
+    """Dump state lives in dump/session.py, keyed by model id; unloading a model drops it."""
+    _, _ = model_dump(tmp_path)
+    io = ModelIO()
+    model = openacl_model.get(io.model_id)
+    assert not hasattr(model, "dump") and not hasattr(model, "dumped_steps")
+    assert acl.mdl.unload(io.model_id) == 0
+    assert io.model_id not in dump_session._models

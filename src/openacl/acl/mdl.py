@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from openacl.acl._args import BARE, VALUE, VALUES, ArgumentTypeError, FailureOf, api, convert_one
 from openacl.dtypes import AclDataType, AclFormat
-from openacl.dump import manager as _dump
+from openacl.dump import session as _dump
 from openacl.model import aipp as _aipp
 from openacl.model import bundle as _bundle
 from openacl.model import config as _config

@@ -51,6 +51,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from openacl import jsonfile
+from openacl.dump.format import DEFAULT_STATS, STATS_ITEMS
 from openacl.errors import AclCode, AclError
 from openacl.log import get_logger
 
@@ -69,8 +70,7 @@ __all__ = [
 
 log = get_logger("dump")
 
-KNOWN_STATS = ("Max", "Min", "Avg", "Nan", "Negative Inf", "Positive Inf", "L2norm")  # dump_format.md §5 order
-DEFAULT_STATS = KNOWN_STATS[:6]
+KNOWN_STATS = tuple(STATS_ITEMS)  # dump_format.md §5 order; format.py's table is the one list of items
 MAX_DUMP_PATH_LENGTH = 512
 MAX_STEP_ITEMS = 100
 MAX_BLACKLIST_SIZE = 100

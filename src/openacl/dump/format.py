@@ -1,4 +1,4 @@
-"""CANN operator dump files: where they go, what they are called, the bytes inside, the stats CSV, and a reader.
+"""CANN operator dump files: the bytes inside, the stats CSV, and a reader (names and directories: ``naming``).
 
 One dump file is ``uint64 header_len (little-endian) + DumpData header + raw inputs + raw outputs``
 (spec/dump_format.md section 1.3). The header is a ``toolkit.dumpdata.DumpData`` protobuf message: version "2.0",
@@ -17,31 +17,39 @@ Where openacl differs from CANN:
 
 * Files are always written with format ND (``FORMAT_ND``), address 0, offset 0 and no ``attr`` (msaccucmp
   crashes on a non-JSON attr).
-* A numpy dtype the dump proto has no number for (bfloat16 from ml_dtypes, strings, datetimes, ...) is written
-  as ``DT_UNDEFINED`` raw bytes, which readers (msaccucmp too) read back as ``int8`` of shape ``(size,)``.
-* :func:`hashed_name` uses a stable BLAKE2b hash; CANN uses ``std::hash`` of the path, which differs between
-  builds. Both are decimal names listed in ``mapping.csv``.
+* bfloat16 (ml_dtypes) is ``DT_BF16`` (27). Strings are ``DT_STRING`` in GE's string-tensor layout
+  (:func:`encode_strings`), which msaccucmp does not read. Any other numpy dtype the dump proto has no number for
+  (datetimes, ...) is written as ``DT_UNDEFINED`` raw bytes, which readers (msaccucmp too) read back as ``int8``
+  of shape ``(size,)``.
 """
 
 from __future__ import annotations
 
-import hashlib
 import math
 import os
-import pathlib
-import re
 import struct
 import threading
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from openacl import dtypes
+from openacl.dump.naming import (  # names and directories moved to naming.py; kept here for existing importers
+    MAPPING_FILE_NAME,
+    MAX_NAME_BYTES,
+    dump_dir,
+    file_name,
+    hashed_name,
+    model_dir_name,
+    now_us,
+    sanitize,
+    time_str,
+)
 from openacl.dump.proto import dump_data_pb2
 
 __all__ = [
+    "DEFAULT_STATS",
     "DUMP_VERSION",
     "FORMAT_ND",
     "MAPPING_FILE_NAME",
@@ -66,15 +74,9 @@ __all__ = [
 DUMP_VERSION = "2.0"
 #: ``OutputFormat.FORMAT_ND``: openacl tensors are plain row-major arrays.
 FORMAT_ND = 2
-#: The longest file name (in UTF-8 bytes) Linux file systems take; longer names get a :func:`hashed_name`.
-MAX_NAME_BYTES = 255
-#: Where the disk writer records ``hash,original_name`` lines for hashed file names (one per directory).
-MAPPING_FILE_NAME = "mapping.csv"
 
 _LENGTH = struct.Struct("<Q")
 _MAX_NDIM = 64  # numpy's limit on dimensions
-_UNSAFE_NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]")
-_UNSAFE_DIR_CHARS = re.compile(r"[./\\ \x00-\x1f\x7f]")
 
 
 class DumpFormatError(ValueError):
@@ -82,110 +84,41 @@ class DumpFormatError(ValueError):
 
 
 # --------------------------------------------------------------------------------------------------------------
-# Names and directories
-# --------------------------------------------------------------------------------------------------------------
-
-
-def sanitize(name: str) -> str:
-    """``name`` with every character outside ``[A-Za-z0-9_-]`` replaced by ``_`` (msaccucmp's name pattern).
-
-    CANN itself only replaces space, ``.``, ``/`` and ``\\``; anything else would make msaccucmp skip the file.
-    """
-    return _UNSAFE_NAME_CHARS.sub("_", name)
-
-
-def _name_bytes(name: str) -> bytes:
-    return name.encode("utf-8", "surrogatepass")
-
-
-def _digest(name: str) -> int:
-    return int.from_bytes(hashlib.blake2b(_name_bytes(name), digest_size=8).digest(), "little")
-
-
-def model_dir_name(model_name: str) -> str:
-    """The directory name for a model: ``.``, ``/``, ``\\``, space and control characters become ``_``.
-
-    The result is never empty, ``.`` or ``..``. A name longer than :data:`MAX_NAME_BYTES` bytes keeps its first
-    part and ends in ``_`` plus a stable hash of the whole name.
-    """
-    name = _UNSAFE_DIR_CHARS.sub("_", model_name) or "_"
-    raw = _name_bytes(name)
-    if len(raw) > MAX_NAME_BYTES:
-        suffix = f"_{_digest(model_name)}"
-        head = raw[: MAX_NAME_BYTES - len(suffix)].decode("utf-8", "ignore")
-        name = head + suffix
-    return name
-
-
-def now_us() -> int:
-    """Microseconds since the epoch (16 digits): the file-name timestamp and ``DumpData.dump_time``."""
-    return time.time_ns() // 1000
-
-
-def time_str(seconds: float | None = None) -> str:
-    """The ``YYYYMMDDHHMMSS`` directory name (local time) CANN adds under ``dump_path`` when dumping starts."""
-    return time.strftime("%Y%m%d%H%M%S", time.localtime(seconds))
-
-
-def file_name(op_type: str, op_name: str, task_id: int, stream_id: int, timestamp_us: int) -> str:
-    """``{op_type}.{op_name}.{task_id}.{stream_id}.{timestamp}`` with op_type and op_name :func:`sanitize`-d.
-
-    The timestamp is zero-padded to 16 digits (msaccucmp insists on 16). An op type or name that is empty
-    becomes ``_``, so the name matches msaccucmp's pattern and never starts with a dot.
-    """
-    if task_id < 0 or stream_id < 0 or timestamp_us < 0:
-        raise ValueError(
-            f"task_id, stream_id and timestamp must not be negative, got {task_id}, {stream_id}, {timestamp_us}"
-        )
-    return f"{file_name_prefix(op_type, op_name, task_id)}{int(stream_id)}.{int(timestamp_us):016d}"
-
-
-def file_name_prefix(op_type: str, op_name: str, task_id: int) -> str:
-    """``{op_type}.{op_name}.{task_id}.``: the part of :func:`file_name` that is the same on every run."""
-    return f"{sanitize(op_type) or '_'}.{sanitize(op_name) or '_'}.{int(task_id)}."
-
-
-def dump_dir(
-    dump_path: str | os.PathLike[str],
-    time_str: str,
-    device_id: int,
-    model_name: str | None,
-    model_id: int | None,
-    step: int | None,
-) -> pathlib.Path:
-    """``{dump_path}/{time_str}/{device_id}/{model_name}/{model_id}/{step}`` (spec section 1.1).
-
-    ``model_name`` goes through :func:`model_dir_name`. Like CANN's AICPU dump task, each of the last three
-    levels is left out when it is ``None`` (a single-operator dump has none of them).
-    """
-    path = pathlib.Path(dump_path) / time_str / str(int(device_id))
-    if model_name is not None:
-        path /= model_dir_name(model_name)
-    if model_id is not None:
-        path /= str(int(model_id))
-    if step is not None:
-        path /= str(int(step))
-    return path
-
-
-def hashed_name(name: str) -> str | None:
-    """A decimal stand-in for a file name longer than :data:`MAX_NAME_BYTES` UTF-8 bytes, else ``None``.
-
-    The stand-in is stable across processes and machines (BLAKE2b, 64 bits, at most 20 digits). The disk writer
-    then names the file with it and appends ``"{hash},{name}\\n"`` to :data:`MAPPING_FILE_NAME` in the same
-    directory, as CANN's adump writer does; msaccucmp and :mod:`openacl.tools.parse` read the name back from there.
-    """
-    if len(_name_bytes(name)) <= MAX_NAME_BYTES:
-        return None
-    return str(_digest(name))
-
-
-# --------------------------------------------------------------------------------------------------------------
 # Writing
 # --------------------------------------------------------------------------------------------------------------
 
 
+_STRING_HEAD = struct.Struct("<qq")  # GE's StringHead: offset of the string from the tensor's start, its length
+
+
+def is_strings(array: np.ndarray) -> bool:
+    """A tensor of strings: what onnxruntime returns for ``tensor(string)`` (object arrays of ``str``), or numpy
+    ``U``/``S`` arrays."""
+    return array.dtype.kind in "OUS"
+
+
+def encode_strings(array: np.ndarray) -> np.ndarray:
+    """A string tensor's dump bytes, laid out as GE lays out a ``DT_STRING`` tensor: one 16-byte head per element
+    (int64 offset of its bytes from the start of the tensor data, int64 length), then each element's UTF-8 bytes
+    followed by a NUL. ``TypeError`` for an object array holding anything but ``str`` or ``bytes``."""
+    items = []
+    for item in np.asarray(array).reshape(-1).tolist():
+        if isinstance(item, str):
+            items.append(item.encode("utf-8", "surrogateescape"))
+        elif isinstance(item, bytes):
+            items.append(item)
+        else:
+            raise TypeError(f"cannot dump an array of dtype {array.dtype} holding {type(item).__name__}")
+    out = bytearray(_STRING_HEAD.size * len(items))
+    for index, raw in enumerate(items):
+        _STRING_HEAD.pack_into(out, index * _STRING_HEAD.size, len(out), len(raw))
+        out += raw + b"\0"
+    return np.frombuffer(bytes(out), np.uint8)
+
+
 def _proto_dtype(dtype: np.dtype) -> int:
+    if dtype.kind in "OUS":
+        return dtypes.ProtoDataType.DT_STRING
     if not dtype.isnative:
         dtype = dtype.newbyteorder("=")
     return dtypes.proto_from_numpy(dtype)
@@ -198,7 +131,7 @@ def _fill_tensor(tensor, array: np.ndarray, original_shape: bool) -> None:
     tensor.shape.dim.extend(shape)  # marks the field present even for a scalar, as CANN's JSON dump shows it
     if original_shape:
         tensor.original_shape.dim.extend(shape)
-    tensor.size = array.nbytes
+    tensor.size = encode_strings(array).nbytes if is_strings(array) else array.nbytes
 
 
 def _message(
@@ -239,6 +172,8 @@ def header(
 def _writable_layout(array) -> np.ndarray:
     """``array`` as a C-contiguous, native-byte-order ndarray; copies only when the input is neither."""
     array = np.asarray(array)
+    if is_strings(array):
+        return array  # written through encode_strings
     if array.dtype.hasobject:
         raise TypeError(f"cannot dump an array of dtype {array.dtype}: it holds Python objects, not raw values")
     if not array.dtype.isnative:
@@ -251,6 +186,8 @@ def _writable_layout(array) -> np.ndarray:
 def _raw_bytes(array: np.ndarray) -> memoryview:
     # reshape(-1) and view() of a C-contiguous array are views; unlike memoryview(array).cast("B") this also
     # works for zero-size arrays and for dtypes the buffer protocol cannot describe (datetime64, bfloat16).
+    if is_strings(array):
+        return memoryview(encode_strings(array))
     return memoryview(array.reshape(-1).view(np.uint8))
 
 
@@ -265,15 +202,11 @@ def file_parts(
     """``[header, raw input 0, ..., raw output 0, ...]``: write them in order and you have the dump file.
 
     The tensor parts are zero-copy ``memoryview`` objects (format ``"B"``) of the arrays, which must stay
-    unchanged until the parts are written. See :func:`header` for ``original_shape``.
+    unchanged until the parts are written. See :func:`header` for ``original_shape``. A one-off
+    :class:`HeaderTemplate`: both build files the same way.
     """
-    inputs = [_writable_layout(a) for a in inputs]
-    outputs = [_writable_layout(a) for a in outputs]
-    body = _message(op_name, inputs, outputs, dump_time_us, original_shape).SerializeToString()
-    parts: list[bytes | memoryview] = [_LENGTH.pack(len(body)) + body]
-    parts.extend(_raw_bytes(a) for a in inputs)
-    parts.extend(_raw_bytes(a) for a in outputs)
-    return parts
+    template = HeaderTemplate(op_name, inputs, outputs, original_shape=original_shape)
+    return template.parts(inputs, outputs, dump_time_us)
 
 
 class HeaderTemplate:
@@ -311,8 +244,15 @@ class HeaderTemplate:
 
 
 def layout_key(inputs: Sequence[np.ndarray], outputs: Sequence[np.ndarray]) -> tuple:
-    """What a header depends on besides the op name and time: each tensor's dtype and shape."""
-    return (*((a.dtype, a.shape) for a in inputs), None, *((a.dtype, a.shape) for a in outputs))
+    """What a header depends on besides the op name and time: each tensor's dtype and shape (and a string
+    tensor's byte size, which its contents decide)."""
+    return (*map(_layout, inputs), None, *map(_layout, outputs))
+
+
+def _layout(array: np.ndarray) -> tuple:
+    if is_strings(array):
+        return array.dtype, array.shape, encode_strings(array).nbytes
+    return array.dtype, array.shape
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -329,7 +269,9 @@ STATS_ITEMS: dict[str, str] = {
     "Positive Inf": "Positive Inf Count",
     "L2norm": "l2norm",
 }
-_DEFAULT_STATS = ("Max", "Min", "Avg", "Nan", "Negative Inf", "Positive Inf")
+#: The items of ``dump_stats`` when it is not given: all but L2norm (the dump configuration uses this too).
+DEFAULT_STATS = tuple(STATS_ITEMS)[:6]
+_DEFAULT_STATS = DEFAULT_STATS
 _CSV_HEAD = "Input/Output,Index,Data Size,Data Type,Format,Shape"
 _DEFAULT_HEADER = _CSV_HEAD + ",Max Value,Min Value,Avg Value,Count,Nan Count,Negative Inf Count,Positive Inf Count\n"
 # The dtypes CANN's AICPU dump task computes stats for; anything else gets empty stat fields.
@@ -378,6 +320,8 @@ def _compute_stats(array: np.ndarray, l2norm: bool) -> _Stats | None:
 
 
 def _stats_of(array: np.ndarray, l2norm: bool) -> _Stats | None:
+    if array.dtype == dtypes.BFLOAT16:
+        array = array.astype(np.float32)  # exact: every bfloat16 is a float32
     dtype = array.dtype.newbyteorder("=") if not array.dtype.isnative else array.dtype
     if dtype in _STATS_FLOATS:
         kind = "float"
@@ -444,7 +388,8 @@ def _stats_row(io: str, index: int, array: np.ndarray, items: tuple[str, ...]) -
     shape = "x".join(str(d) for d in array.shape) or "-"
     data_type = dtypes.proto_name(_proto_dtype(array.dtype))
     fmt = dtypes.FORMAT_NAMES.get(FORMAT_ND, "-")
-    head = f"{io},{index},{array.nbytes},{data_type},{fmt},{shape}"
+    size = encode_strings(array).nbytes if is_strings(array) else array.nbytes
+    head = f"{io},{index},{size},{data_type},{fmt},{shape}"
     stats = _compute_stats(array, "L2norm" in items)
     if items == _DEFAULT_STATS:  # CANN's AICPU dump task (and adump's compatible layout)
         if stats is None:
@@ -540,6 +485,20 @@ def _bf16_to_float32(raw: memoryview, shape: tuple[int, ...]) -> np.ndarray:
     return bits.view(np.float32).reshape(shape)
 
 
+def _decode_strings(where: str, raw: memoryview, shape: tuple[int, ...]) -> np.ndarray:
+    """A ``DT_STRING`` tensor (:func:`encode_strings`' layout) as a numpy ``str`` array of the header's shape."""
+    count = math.prod(shape)
+    if len(shape) > _MAX_NDIM or count * _STRING_HEAD.size > len(raw):
+        raise DumpFormatError(f"{where}: {count} string heads do not fit in its {len(raw)} bytes")
+    items = []
+    for index in range(count):
+        start, length = _STRING_HEAD.unpack_from(raw, index * _STRING_HEAD.size)
+        if start < 0 or length < 0 or start + length > len(raw):
+            raise DumpFormatError(f"{where}: string {index} ({length} bytes at {start}) runs past the tensor")
+        items.append(bytes(raw[start : start + length]).decode("utf-8", "surrogateescape"))
+    return np.array(items, dtype=str).reshape(shape)
+
+
 def _tensor(kind: str, index: int, tensor, data: memoryview, offset: int) -> np.ndarray:
     """The array of one OpInput/OpOutput whose ``size`` bytes start at ``data[offset]`` (already bounds-checked)."""
     where = f"{kind} {index}"
@@ -548,6 +507,8 @@ def _tensor(kind: str, index: int, tensor, data: memoryview, offset: int) -> np.
     shape = tuple(tensor.shape.dim)
     if code == dtypes.ProtoDataType.DT_UNDEFINED:
         return np.frombuffer(data[offset : offset + size], dtype=np.int8)
+    if code == dtypes.ProtoDataType.DT_STRING:
+        return _decode_strings(where, data[offset : offset + size], shape)
     if code == dtypes.ProtoDataType.DT_BF16:
         itemsize = 2
     else:

@@ -11,6 +11,11 @@ Guarantees:
   maximum 128 MiB, as CANN's ``DUMP_SLICE_SIZE``), in order; concatenated, they are exactly the disk file.
   ``data_buf`` is the address of host memory that ``acl.util.ptr_to_bytes`` can read during the call
   (large tensors are handed out in place, without a copy: see ``ChunkTarget``).
+- Chunks reach the callback after the execution has returned, so a part that views memory the user owns (a
+  model input is a zero-copy view of the user's device buffer) is copied in ``submit_many``, on the submitting
+  thread, before the execution returns: the callback gets this step's input even if the program writes its
+  next batch at once. Only those parts (``OutgoingFile.borrowed``) are copied; outputs and intermediates belong to
+  the dump and still go out in place. On disk nothing is copied: the execution waits for its files.
 - The user's callback runs on the dump thread with no openacl lock held; an exception in it is logged and
   that chunk counts as not delivered.
 """
@@ -27,7 +32,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from openacl.dump import format as dump_format
+from openacl.dump import naming
 from openacl.errors import AclCode, AclError
 from openacl.log import get_logger
 from openacl.runtime import memory
@@ -70,13 +75,16 @@ class Batch:
 
 
 @dataclass
-class DumpFile:
+class OutgoingFile:
+    """One file on its way to disk or to the callback (``format.DumpFile`` is a file read back)."""
+
     directory: str  # absolute
     name: str
     parts: Sequence[bytes | memoryview]
     size: int
     batch: Batch | None = None
     callback: Callable | None = None  # None: to disk
+    borrowed: frozenset[int] = frozenset()  # indices of parts that view the user's memory (model inputs)
 
     @property
     def path(self) -> str:
@@ -106,13 +114,13 @@ class DiskTarget:
     def __init__(self) -> None:
         self._made: set[str] = set()
 
-    def write(self, file: DumpFile) -> None:
+    def write(self, file: OutgoingFile) -> None:
         directory = file.directory
         if directory not in self._made:
             os.makedirs(directory, exist_ok=True)
             self._made.add(directory)
         name = file.name
-        hashed = dump_format.hashed_name(name)
+        hashed = naming.hashed_name(name)
         final = os.path.join(directory, hashed or name)
         tmp = os.path.join(directory, f".{hashed or name}.{os.getpid()}.tmp")
         try:
@@ -129,7 +137,7 @@ class DiskTarget:
                 os.unlink(tmp)
             raise
         if hashed:
-            with open(os.path.join(directory, dump_format.MAPPING_FILE_NAME), "a", encoding="utf-8") as mapping:
+            with open(os.path.join(directory, naming.MAPPING_FILE_NAME), "a", encoding="utf-8") as mapping:
                 mapping.write(f"{hashed},{name}\n")
 
 
@@ -156,13 +164,13 @@ class ChunkTarget:
             self._buffer = np.empty(size, np.uint8)
         return self._buffer
 
-    def write(self, file: DumpFile) -> None:
+    def write(self, file: OutgoingFile) -> None:
         """Deliver one file; the packing buffer is known memory (``ptr_to_bytes`` reads it) only meanwhile."""
         buffer = self._chunk_buffer(min(chunk_bytes(), self.DIRECT_BYTES, max(file.size, 1)))
         with memory.lent(buffer) as self._addr:
             self._write(file)
 
-    def _write(self, file: DumpFile) -> None:
+    def _write(self, file: OutgoingFile) -> None:
         limit = chunk_bytes()
         packed = min(limit, self.DIRECT_BYTES, max(file.size, 1))
         buffer = self._chunk_buffer(packed)
@@ -223,7 +231,7 @@ class DumpWriter:
         self._lock = threading.Lock()
         self._has_work = threading.Condition(self._lock)
         self._progress = threading.Condition(self._lock)
-        self._queue: collections.deque[DumpFile] = collections.deque()
+        self._queue: collections.deque[OutgoingFile] = collections.deque()
         self._queued_bytes = 0
         self._submitted = 0
         self._finished = 0  # Invariant: files delivered or failed, in submission order
@@ -237,10 +245,14 @@ class DumpWriter:
     def on_dump_thread(self) -> bool:
         return threading.current_thread() is self._thread
 
-    def submit_many(self, files: Sequence[DumpFile]) -> None:
-        """Queue files in order; blocks while the queue holds more than the memory budget."""
+    def submit_many(self, files: Sequence[OutgoingFile]) -> None:
+        """Queue files in order; blocks while the queue holds more than the memory budget. Borrowed parts of
+        files for the callback are copied first (see the module's guarantees)."""
         budget = buffer_budget()
         on_dump_thread = self.on_dump_thread()
+        for file in files:
+            if file.callback is not None and file.borrowed:
+                file.parts = [bytes(part) if i in file.borrowed else part for i, part in enumerate(file.parts)]
         with self._lock:
             self._ensure_thread_locked()
             for file in files:
@@ -298,7 +310,7 @@ class DumpWriter:
                 file = self._queue.popleft()
             self._deliver(file)
 
-    def _deliver(self, file: DumpFile) -> None:
+    def _deliver(self, file: OutgoingFile) -> None:
         error = None
         try:
             if file.callback is not None:

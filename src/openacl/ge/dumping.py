@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import onnx
 
-from openacl.dump import manager
+from openacl.dump import session as _dumps
 from openacl.dump.config import parse_dump_section
 from openacl.errors import AclError, GeError, GeStatus
 from openacl.model.observed import ObservedModel
@@ -40,7 +40,7 @@ DEBUG, DEBUG_MODE = "ge.exec.enableDumpDebug", "ge.exec.dumpDebugMode"
 DUMP_OPTIONS = (ENABLE, PATH, MODE, STEP, DATA, LAYER, DEBUG, DEBUG_MODE)
 
 
-def dump_session(options: Mapping[str, str]) -> manager.DumpSession | None:
+def dump_session(options: Mapping[str, str]) -> _dumps.DumpSession | None:
     """The dump a session's options ask for, or None; GeError (PARAM_INVALID or FAILED) for bad options."""
     enable = options.get(ENABLE, "0")
     debug = options.get(DEBUG, "0")
@@ -70,21 +70,21 @@ def dump_session(options: Mapping[str, str]) -> manager.DumpSession | None:
         config = parse_dump_section(section)
     except AclError as exc:
         raise GeError(GeStatus.PARAM_INVALID, f"dump options: {exc.detail}") from None
-    return manager.DumpSession(config, "ge.exec options")
+    return _dumps.DumpSession(config, "ge.exec options")
 
 
 class GraphDump:
     """One built graph as the dump machinery sees a model: its ONNX proto, name, id, steps, observed twin."""
 
-    def __init__(self, session: manager.DumpSession, model: onnx.ModelProto, name: str, graph_id: int) -> None:
-        self.dump = session
+    def __init__(self, session: _dumps.DumpSession, model: onnx.ModelProto, name: str, graph_id: int) -> None:
+        self.state = _dumps.ModelDump(session)
         self.proto = model
+        self.folder: str | None = None  # a GE graph has no file, so no external data beside it
         self.name = name
         self.id = graph_id
         self.inputs = [SimpleNamespace(name=i.name) for i in model.graph.input]
         self.outputs = [SimpleNamespace(name=o.name) for o in model.graph.output]
         self.executions = 0
-        self.dumped_steps = 0
         self._observed: ObservedModel | None = None
 
     def next_step(self) -> int:
@@ -99,12 +99,16 @@ class GraphDump:
 
     def run(self, feeds: Sequence[np.ndarray], device_id: int) -> list[np.ndarray] | None:
         """Run and dump this step when the dump selects it; None when it does not (the caller runs plainly)."""
-        job = manager.job_for(self, self.next_step())
-        if job is None:
+        step = _dumps.step_of(self.state, self.id, self.name, self.next_step(), None)
+        if step is None:
             return None
         observed = self.observed()
+        if step.needs_plan:
+            step.plan(observed.ops, observed.skipped)
+        if not step.start():
+            return None
         values = observed.run(list(feeds))
         results = observed.model_outputs(values)
-        job.emit(self, observed, values, device_id, 0)
-        job.wait()
+        step.emit([observed.tensors(values, op.index) for op in step.ops], device_id, 0, borrowed=list(feeds))
+        step.wait()
         return results

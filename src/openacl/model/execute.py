@@ -21,7 +21,7 @@ from typing import NamedTuple
 import numpy as np
 
 from openacl.dtypes import acl_from_numpy
-from openacl.dump import manager as dump
+from openacl.dump import session as dump_session
 from openacl.errors import AclCode, AclError
 from openacl.model import aipp, dynamic
 from openacl.model import dataset as _dataset
@@ -149,20 +149,23 @@ def _write_outputs(model: Model, results: list[np.ndarray], targets: list[Output
 
 
 def run(model: Model, feeds: list[np.ndarray], buffers: list[OutputTarget], device_id: int, stream_id: int) -> None:
-    """One execution, dumping it if the model's dump settings ask for it."""
+    """One execution, dumping it if the dump session says this step is dumped: the dump gets the operators (to
+    plan, once) and each planned operator's tensors; it never reaches into the model."""
     feeds = aipp.resolve(feeds)
-    job = dump.job_for(model, model.next_step())
-    if job is None:
-        results = model.run(feeds)
-    else:
+    step = dump_session.step_for(model.id, model.name, model.next_step())
+    if step is not None and step.needs_plan:
         observed = model.observed()
-        values = observed.run(feeds)
-        results = observed.model_outputs(values)
-        model.last_output_shapes = [result.shape for result in results]
-        job.emit(model, observed, values, device_id, stream_id)
+        step.plan(observed.ops, observed.skipped)
+    if step is None or not step.start():
+        _write_outputs(model, model.run(feeds), buffers)
+        return
+    observed = model.observed()
+    values = observed.run(feeds)
+    results = observed.model_outputs(values)
+    model.last_output_shapes = [result.shape for result in results]
+    step.emit([observed.tensors(values, op.index) for op in step.ops], device_id, stream_id, borrowed=feeds)
     _write_outputs(model, results, buffers)
-    if job is not None:
-        job.wait()
+    step.wait()
 
 
 def execute(model: Model, input_dataset: int, output_dataset: int) -> None:

@@ -25,8 +25,9 @@ from pathlib import Path
 
 import numpy as np
 
-from openacl.dtypes import AclFormat, acl_from_numpy, numpy_from_onnx
-from openacl.dump import manager
+from openacl import onnxrt
+from openacl.dtypes import ONNX_STRING, AclFormat, acl_from_numpy, numpy_from_onnx
+from openacl.dump import session as dump_session
 from openacl.errors import AclCode, AclError
 from openacl.log import get_logger
 from openacl.model import aipp, dynamic
@@ -72,23 +73,62 @@ class TensorDesc:
         return int(acl_from_numpy(self.dtype))
 
 
+#: ONNX ``TypeProto`` kinds that are not tensors, as a user reads them.
+_NOT_TENSOR = {"sequence_type": "a sequence", "map_type": "a map", "optional_type": "an optional value"}
+
+
 def _describe(value_info) -> TensorDesc:
+    """One model input or output; ``ACL_ERROR_UNSUPPORTED_DATA_TYPE`` for one a pyACL buffer cannot hold.
+
+    Decision: strings, sequences, maps and optionals are refused at load. A pyACL buffer is a run of fixed-size
+    elements that ``get_input_size_by_index`` can size; none of those fit (an sklearn classifier exported with
+    its default ZipMap gives a sequence of maps: export it with ``zipmap=False``). Inside a model they run.
+    """
+    kind = value_info.type.WhichOneof("value")
+    if kind != "tensor_type":
+        what = _NOT_TENSOR.get(kind, "a value of no tensor type")
+        raise AclError(
+            AclCode.ACL_ERROR_UNSUPPORTED_DATA_TYPE,
+            f"{value_info.name!r} is {what}, not a tensor: pyACL buffers hold tensors of fixed-size elements",
+        )
     tensor_type = value_info.type.tensor_type
+    if tensor_type.elem_type == ONNX_STRING:
+        raise AclError(
+            AclCode.ACL_ERROR_UNSUPPORTED_DATA_TYPE,
+            f"{value_info.name!r} is a tensor of strings: pyACL buffers hold fixed-size elements",
+        )
     try:
         dtype = numpy_from_onnx(tensor_type.elem_type)
     except KeyError:
         raise AclError(
-            AclCode.ACL_ERROR_PARSE_MODEL, f"tensor {value_info.name!r}: ONNX element type {tensor_type.elem_type}"
+            AclCode.ACL_ERROR_UNSUPPORTED_DATA_TYPE,
+            f"{value_info.name!r}: ONNX element type {tensor_type.elem_type} has no numpy type",
         ) from None
     dims = tuple(d.dim_value if d.HasField("dim_value") else -1 for d in tensor_type.shape.dim)
     fmt = AclFormat.ACL_FORMAT_NCHW if len(dims) == 4 else AclFormat.ACL_FORMAT_ND
     return TensorDesc(value_info.name, dtype, dims, int(fmt))
 
 
-class Model:
-    """A loaded ONNX model. ``run`` is thread-safe (onnxruntime sessions are)."""
+def external_data_files(proto) -> list[str]:
+    """The files a model's initializers keep their bytes in (ONNX external data), in first-use order."""
+    found: dict[str, None] = {}
+    for init in proto.graph.initializer:
+        if init.data_location == 1:  # TensorProto.EXTERNAL
+            location = next((entry.value for entry in init.external_data if entry.key == "location"), "")
+            found[location] = None
+    return list(found)
 
-    def __init__(self, model_id: int, name: str | None, data: bytes, source: str) -> None:
+
+class Model:
+    """A loaded ONNX model. ``run`` is thread-safe (onnxruntime sessions are).
+
+    ``path`` is the model file when it was loaded from one: onnxruntime opens the file itself, and external data
+    (initializers kept in files beside the model, as torch's exporter writes them) is found relative to the
+    model's folder, whatever the current directory. Bytes from memory have no folder: a model whose weights are
+    in external data files is refused (``ACL_ERROR_PARSE_MODEL``) rather than looked up in the current directory.
+    """
+
+    def __init__(self, model_id: int, name: str | None, data: bytes, source: str, path: str | None = None) -> None:
         import onnx
         import onnxruntime as ort
 
@@ -98,17 +138,29 @@ class Model:
             raise AclError(AclCode.ACL_ERROR_PARSE_MODEL, f"{source}: not an ONNX model ({exc})") from None
         if not proto.graph.node and not proto.graph.output:
             raise AclError(AclCode.ACL_ERROR_PARSE_MODEL, f"{source}: not an ONNX model (no graph)")
+        external = external_data_files(proto)
+        if external and path is None:
+            raise AclError(
+                AclCode.ACL_ERROR_PARSE_MODEL,
+                f"{source}: its weights are in external data files ({', '.join(external[:3])}), which a model in "
+                "memory has no folder to find: load it from its file",
+            )
         initializers = {init.name for init in proto.graph.initializer}
         self.id = model_id
         self.name = name or proto.graph.name or "model"  # no file name: the ONNX graph's name
         self.source = source
         self.proto = proto
+        #: Where external data is found (the model file's folder), None for a model from memory.
+        self.folder = os.path.dirname(os.path.abspath(path)) if path is not None else None
         self.inputs = tuple(_describe(vi) for vi in proto.graph.input if vi.name not in initializers)
         self.outputs = tuple(_describe(vi) for vi in proto.graph.output)
         try:
-            self.session = ort.InferenceSession(data, session_options(), providers=["CPUExecutionProvider"])
+            self.session = ort.InferenceSession(
+                path if path is not None else data, session_options(), providers=["CPUExecutionProvider"]
+            )
         except Exception as exc:
             raise AclError(AclCode.ACL_ERROR_PARSE_MODEL, f"{source}: onnxruntime cannot load it ({exc})") from None
+        self._ort_values = onnxrt.needs_ort_values(self.session)
         self._input_names = [desc.name for desc in self.inputs]
         self._output_names = [desc.name for desc in self.outputs]
         metadata = {prop.key: prop.value for prop in proto.metadata_props}
@@ -122,10 +174,8 @@ class Model:
             self.acl_inputs = self._with_aipp_inputs()
         self._observed = None
         self._observed_lock = threading.Lock()
-        self.dump = None  # the dump settings captured at load (set_dump applies to models loaded after it)
         self.executions = 0  # Invariant: counts execute calls; the dump step of the next one
         self._step_lock = threading.Lock()
-        self.dumped_steps = 0  # dumped iterations, the step directory when no dump_step is set
         self.last_output_shapes: list[tuple[int, ...]] = [desc.shape for desc in self.acl_outputs]
         if self.gears is not None:
             self.select_gear(self.gears.largest)
@@ -185,7 +235,8 @@ class Model:
     def run(self, feeds: list[np.ndarray]) -> list[np.ndarray]:
         """Execute once; ``feeds`` in input order. Raises ``AclError`` if onnxruntime rejects them."""
         try:
-            outputs = self.session.run(self._output_names, dict(zip(self._input_names, feeds, strict=True)))
+            feeds_by_name = dict(zip(self._input_names, feeds, strict=True))
+            outputs = onnxrt.run(self.session, self._output_names, feeds_by_name, self._ort_values)
         except Exception as exc:
             raise AclError(
                 AclCode.ACL_ERROR_FAILURE, f"model {self.id} ({self.name}): execution failed: {exc}"
@@ -253,14 +304,15 @@ def model_name_of_path(path: str) -> str:
     return Path(path).stem
 
 
-def load_bytes(data: bytes, name: str | None, source: str) -> Model:
-    """Load ONNX bytes; ``name`` (what dumps call the model) defaults to the ONNX graph's name."""
+def load_bytes(data: bytes, name: str | None, source: str, path: str | None = None) -> Model:
+    """Load ONNX bytes (read from ``path`` when there is one); ``name`` (what dumps call the model) defaults to
+    the ONNX graph's name."""
     if not data:
         raise AclError(AclCode.ACL_ERROR_MODEL_SIZE_INVALID, f"{source}: model size is 0")
     with _lock:
         model_id = next(_ids)
-    model = Model(model_id, name, data, source)
-    model.dump = manager.settings_for_new_model()
+    model = Model(model_id, name, data, source, path)
+    dump_session.model_loaded(model_id)  # it takes the dump settings in force now
     with _lock:
         models[model_id] = model
     log.info("loaded model %d (%s) from %s", model_id, name, source)
@@ -268,7 +320,8 @@ def load_bytes(data: bytes, name: str | None, source: str) -> Model:
 
 
 def load_from_file(path: str) -> Model:
-    return load_bytes(read_model_file(path), model_name_of_path(path), path)
+    real = onnx_stand_in(path)
+    return load_bytes(read_model_file(real), model_name_of_path(path), path, real)
 
 
 def load_from_memory(addr: int, size: int) -> Model:
@@ -294,11 +347,11 @@ def load_from_mem_with_mem(
     return load_from_memory(addr, size)
 
 
-def describe_bytes(data: bytes, source: str) -> Model:
+def describe_bytes(data: bytes, source: str, path: str | None = None) -> Model:
     """A model built only to be described (``get_desc_from_file`` / ``_mem``): id 0, in no table, no dumps."""
     if not data:
         raise AclError(AclCode.ACL_ERROR_MODEL_SIZE_INVALID, f"{source}: model size is 0")
-    return Model(0, None, data, source)
+    return Model(0, None, data, source, path)
 
 
 def get(model_id: int) -> Model:
@@ -314,12 +367,16 @@ def unload(model_id: int) -> None:
         model = models.pop(model_id, None)
     if model is None:
         raise AclError(AclCode.ACL_ERROR_INVALID_MODEL_ID, f"model {model_id} is not loaded")
+    dump_session.model_unloaded(model_id)
     log.info("unloaded model %d (%s)", model_id, model.name)
 
 
 def unload_all() -> None:
     with _lock:
+        unloaded = list(models)
         models.clear()
+    for model_id in unloaded:
+        dump_session.model_unloaded(model_id)
 
 
 def query_size(path: str) -> tuple[int, int]:

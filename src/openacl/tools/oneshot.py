@@ -5,7 +5,8 @@ The runtime is used directly: the model is loaded, given a dump session built fr
 run once on the given or random inputs, and its files are on disk when :func:`dump_model` returns.
 
 Random inputs use a fixed seed, so two dumps of one model are comparable: floats are standard normal,
-integers uniform in [0, 10), booleans fair coins.
+integers uniform in [0, 10), booleans fair coins. A bfloat16 input may be given as a float ``.npy`` (numpy's
+file format has no bfloat16): it is rounded to bfloat16.
 """
 
 from __future__ import annotations
@@ -17,14 +18,20 @@ from pathlib import Path
 
 import numpy as np
 
-from openacl.dump import format as dump_format
-from openacl.dump import manager
+from openacl import dtypes
+from openacl.dump import naming
+from openacl.dump import session as dump_session
 from openacl.dump.config import parse_dump_section
 from openacl.errors import AclCode, AclError
 from openacl.model import execute
 from openacl.model import model as _model
 
 SEED = 0
+
+
+class BadArgument(AclError):
+    """What the command was given cannot be used (an output directory, an input, a dump option): the command's
+    arguments are wrong (exit 2), as opposed to a model that does not load or run (any other ``AclError``)."""
 
 
 @dataclass(frozen=True)
@@ -37,7 +44,7 @@ class DumpSummary:
 
 
 def random_input(shape: tuple[int, ...], dtype: np.dtype, rng: np.random.Generator) -> np.ndarray:
-    if np.issubdtype(dtype, np.floating):
+    if dtypes.is_floating(dtype):
         return rng.standard_normal(shape).astype(dtype)
     if np.issubdtype(dtype, np.bool_):
         return rng.integers(0, 2, shape).astype(np.bool_)
@@ -49,21 +56,28 @@ def model_inputs(model: _model.Model, given: Mapping[str, np.ndarray]) -> list[n
     unknown = set(given) - {desc.name for desc in model.inputs}
     if unknown:
         names = ", ".join(desc.name for desc in model.inputs)
-        raise AclError(AclCode.ACL_ERROR_INVALID_PARAM, f"no input named {sorted(unknown)[0]!r}; inputs: {names}")
+        raise BadArgument(AclCode.ACL_ERROR_INVALID_PARAM, f"no input named {sorted(unknown)[0]!r}; inputs: {names}")
     rng = np.random.default_rng(SEED)
     feeds = []
     for desc in model.inputs:
         if desc.name in given:
             array = np.ascontiguousarray(given[desc.name])
+            if desc.dtype == dtypes.BFLOAT16 and array.dtype.kind == "f":
+                array = array.astype(dtypes.BFLOAT16)  # .npy files cannot hold bfloat16: floats are rounded to it
             if array.dtype != desc.dtype:
-                raise AclError(
+                raise BadArgument(
                     AclCode.ACL_ERROR_INVALID_PARAM, f"input {desc.name}: {array.dtype}, model takes {desc.dtype}"
+                )
+            if desc.is_static and array.shape != desc.shape:
+                raise BadArgument(
+                    AclCode.ACL_ERROR_INVALID_PARAM,
+                    f"input {desc.name}: shape {list(array.shape)}, model takes {list(desc.shape)}",
                 )
             feeds.append(array)
         elif desc.is_static:
             feeds.append(random_input(desc.shape, desc.dtype, rng))
         else:
-            raise AclError(
+            raise BadArgument(
                 AclCode.ACL_ERROR_INVALID_PARAM,
                 f"input {desc.name} has dynamic shape {desc.shape}: give it with --input {desc.name}=FILE.npy",
             )
@@ -79,14 +93,17 @@ def dump_model(
     stats: bool = False,
     layers: Sequence[str] = (),
 ) -> DumpSummary:
-    """Dump one execution of ``model_path`` under ``out_dir`` (created if needed); raises ``AclError``."""
+    """Dump one execution of ``model_path`` under ``out_dir`` (created if needed).
+
+    Raises :class:`BadArgument` for arguments that cannot be used, any other ``AclError`` when the model does not
+    load or its execution fails."""
     out = Path(out_dir)
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise AclError(AclCode.ACL_ERROR_WRITE_FILE, f"cannot create {out}: {exc.strerror or exc}") from None
+        raise BadArgument(AclCode.ACL_ERROR_WRITE_FILE, f"cannot create {out}: {exc.strerror or exc}") from None
     if not os.access(out, os.W_OK):
-        raise AclError(AclCode.ACL_ERROR_WRITE_FILE, f"{out} is not writable")
+        raise BadArgument(AclCode.ACL_ERROR_WRITE_FILE, f"{out} is not writable")
     model = _model.load_from_file(str(model_path))
     try:
         entry: dict = {"model_name": model.name}
@@ -98,13 +115,18 @@ def dump_model(
             "dump_mode": mode,
             "dump_data": "stats" if stats else "tensor",
         }
-        model.dump = manager.DumpSession(parse_dump_section(section), "openacl dump")
+        try:
+            config = parse_dump_section(section)
+        except AclError as exc:
+            raise BadArgument(exc.code, exc.detail) from None
+        session = dump_session.DumpSession(config, "openacl dump")
+        dump_session.attach(model.id, session)
         feeds = model_inputs(model, inputs or {})
         execute.run(model, feeds, [], device_id=0, stream_id=0)
-        ops = model.dump.plans.get(model.id) or []
-        directory = dump_format.dump_dir(section["dump_path"], model.dump.time_str, 0, model.name, model.id, 0)
+        operators = dump_session.planned_operators(model.id)
+        directory = naming.dump_dir(section["dump_path"], session.time_str, 0, model.name, model.id, 0)
         files = [p for p in directory.iterdir() if p.is_file()] if directory.is_dir() else []
         written = sum(p.stat().st_size for p in files)
-        return DumpSummary(directory, len(files), written, len(ops), len(model.observed().operators))
+        return DumpSummary(directory, len(files), written, operators, len(model.observed().operators))
     finally:
         _model.unload(model.id)

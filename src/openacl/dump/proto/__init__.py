@@ -1,1 +1,1 @@
-"""``dump_data.proto`` (package ``toolkit.dumpdata``) and its generated module (scripts/gen_dump_proto.sh)."""
+"""``dump_data.proto`` (package ``toolkit.dumpdata``), its descriptor and its classes in a private pool."""
