@@ -1,8 +1,8 @@
-"""CANN operator dump files: where they go, what they are called, the bytes inside, the stats CSV, and a reader.
+"""CANN operator dump files: where they go, what they are called, the bytes inside and the stats CSV.
 
 One dump file is ``uint64 header_len (little-endian) + DumpData header + raw inputs + raw outputs``
 (spec/dump_format.md section 1.3). The header is a ``toolkit.dumpdata.DumpData`` protobuf message: version "2.0",
-the dump time in microseconds, one ``OpInput``/``OpOutput`` per tensor (proto dtype, format ND, shape,
+the dump time in microseconds, one ``OpInput``/``OpOutput`` per tensor (proto dtype, model format, shape,
 original_shape, size) and the op name. Its ``data`` fields stay empty: the tensor bytes follow the header.
 
 Guarantees:
@@ -10,13 +10,14 @@ Guarantees:
 * :func:`file_parts` copies no tensor data. It hands back the header and one zero-copy ``memoryview`` (format
   ``"B"``) per tensor; the concatenation of the parts is the file. An array is only copied when it has to be:
   when it is not C-contiguous or not in native byte order.
-* :func:`read_dump` checks everything msaccucmp checks and more, and raises :class:`DumpFormatError` (a
-  ``ValueError``) for any malformed input; it never reads past the end of its buffer.
+
+Reading files back is :mod:`openacl.dump.reader`'s job (it raises this module's :class:`DumpFormatError`).
 
 Where openacl differs from CANN:
 
-* Files are always written with format ND (``FORMAT_ND``), address 0, offset 0 and no ``attr`` (msaccucmp
-  crashes on a non-JSON attr).
+* Every tensor is labelled with the format of the model's tensors, as CANN's dumps of ONNX models are: NCHW
+  (``FORMAT_NCHW``) for a 4-D tensor, ND otherwise (:func:`model_format`), so msaccucmp reads them without a
+  format conversion. Address 0, offset 0 and no ``attr`` (msaccucmp crashes on a non-JSON attr).
 * A numpy dtype the dump proto has no number for (bfloat16 from ml_dtypes, strings, datetimes, ...) is written
   as ``DT_UNDEFINED`` raw bytes, which readers (msaccucmp too) read back as ``int8`` of shape ``(size,)``.
 * :func:`hashed_name` uses a stable BLAKE2b hash; CANN uses ``std::hash`` of the path, which differs between
@@ -34,7 +35,7 @@ import struct
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -47,7 +48,6 @@ __all__ = [
     "MAPPING_FILE_NAME",
     "MAX_NAME_BYTES",
     "STATS_ITEMS",
-    "DumpFile",
     "DumpFormatError",
     "dump_dir",
     "file_name",
@@ -55,8 +55,8 @@ __all__ = [
     "hashed_name",
     "header",
     "model_dir_name",
+    "model_format",
     "now_us",
-    "read_dump",
     "sanitize",
     "stats_csv",
     "time_str",
@@ -64,8 +64,10 @@ __all__ = [
 
 #: ``DumpData.version`` of every file CANN writes today ("big dump", format version 2).
 DUMP_VERSION = "2.0"
-#: ``OutputFormat.FORMAT_ND``: openacl tensors are plain row-major arrays.
+#: ``OutputFormat.FORMAT_ND``: a plain row-major array of any rank.
 FORMAT_ND = 2
+#: ``OutputFormat.FORMAT_NCHW``: what ONNX's 4-D tensors (images, activations, conv weights) are.
+FORMAT_NCHW = 0
 #: The longest file name (in UTF-8 bytes) Linux file systems take; longer names get a :func:`hashed_name`.
 MAX_NAME_BYTES = 255
 #: Where the disk writer records ``hash,original_name`` lines for hashed file names (one per directory).
@@ -191,10 +193,15 @@ def _proto_dtype(dtype: np.dtype) -> int:
     return dtypes.proto_from_numpy(dtype)
 
 
+def model_format(shape: tuple[int, ...]) -> int:
+    """The format CANN labels an ONNX model's tensor with: ``FORMAT_NCHW`` when 4-D, ``FORMAT_ND`` otherwise."""
+    return FORMAT_NCHW if len(shape) == 4 else FORMAT_ND
+
+
 def _fill_tensor(tensor, array: np.ndarray, original_shape: bool) -> None:
     shape = array.shape
     tensor.data_type = _proto_dtype(array.dtype)
-    tensor.format = FORMAT_ND
+    tensor.format = model_format(shape)
     tensor.shape.dim.extend(shape)  # marks the field present even for a scalar, as CANN's JSON dump shows it
     if original_shape:
         tensor.original_shape.dim.extend(shape)
@@ -226,7 +233,7 @@ def header(
 ) -> bytes:
     """The first part of a dump file: the 8-byte little-endian header length, then the serialized DumpData.
 
-    One ``OpInput``/``OpOutput`` per array: proto dtype, ``FORMAT_ND``, shape, ``original_shape`` (equal to the
+    One ``OpInput``/``OpOutput`` per array: proto dtype, :func:`model_format`, shape, ``original_shape`` (equal to the
     shape; left out with ``original_shape=False``, which is how the spec's 49-byte test vector was made) and
     ``size`` in bytes. No ``attr``, no ``data``. Only dtypes, shapes and sizes are read, never tensor data.
     """
@@ -443,7 +450,7 @@ def _stats_items(items: Sequence[str] | None) -> tuple[str, ...]:
 def _stats_row(io: str, index: int, array: np.ndarray, items: tuple[str, ...]) -> str:
     shape = "x".join(str(d) for d in array.shape) or "-"
     data_type = dtypes.proto_name(_proto_dtype(array.dtype))
-    fmt = dtypes.FORMAT_NAMES.get(FORMAT_ND, "-")
+    fmt = dtypes.FORMAT_NAMES.get(model_format(array.shape), "-")
     head = f"{io},{index},{array.nbytes},{data_type},{fmt},{shape}"
     stats = _compute_stats(array, "L2norm" in items)
     if items == _DEFAULT_STATS:  # CANN's AICPU dump task (and adump's compatible layout)
@@ -497,145 +504,3 @@ def stats_csv(inputs: Sequence[np.ndarray], outputs: Sequence[np.ndarray], items
     lines.extend(_stats_row("Input", i, np.asarray(a), chosen) for i, a in enumerate(inputs))
     lines.extend(_stats_row("Output", i, np.asarray(a), chosen) for i, a in enumerate(outputs))
     return "".join(lines)
-
-
-# --------------------------------------------------------------------------------------------------------------
-# Reading
-# --------------------------------------------------------------------------------------------------------------
-
-
-@dataclass
-class DumpFile:
-    """A dump file as :func:`read_dump` returns it.
-
-    ``inputs`` and ``outputs`` have the exact dtype and shape of the header, a scalar included (shape ``()``).
-    They are views of the buffer that was read: writable when read from a path, read-only from ``bytes``.
-    ``DT_UNDEFINED`` tensors come back as ``int8`` of shape ``(size,)`` and ``DT_BF16`` ones widened to
-    ``float32``, as msaccucmp does. ``buffers`` and ``workspaces`` hold the raw ``OpBuffer``/``Workspace`` bytes
-    (CANN's L1 buffers and workspaces; openacl writes none).
-    """
-
-    op_name: str
-    dump_time: int
-    version: str
-    inputs: list[np.ndarray]
-    outputs: list[np.ndarray]
-    header: dump_data_pb2.DumpData
-    buffers: list[memoryview] = field(default_factory=list)
-    workspaces: list[memoryview] = field(default_factory=list)
-
-
-def _read_file(path: str | os.PathLike[str]) -> bytearray:
-    with open(path, "rb") as f:
-        size = os.fstat(f.fileno()).st_size
-        buffer = bytearray(size)
-        got = f.readinto(buffer)
-        if got != size:  # the file changed under us
-            del buffer[got:]
-    return buffer
-
-
-def _bf16_to_float32(raw: memoryview, shape: tuple[int, ...]) -> np.ndarray:
-    bits = np.frombuffer(raw, dtype="<u2").astype("<u4") << 16
-    return bits.view(np.float32).reshape(shape)
-
-
-def _tensor(kind: str, index: int, tensor, data: memoryview, offset: int) -> np.ndarray:
-    """The array of one OpInput/OpOutput whose ``size`` bytes start at ``data[offset]`` (already bounds-checked)."""
-    where = f"{kind} {index}"
-    code = tensor.data_type
-    size = tensor.size
-    shape = tuple(tensor.shape.dim)
-    if code == dtypes.ProtoDataType.DT_UNDEFINED:
-        return np.frombuffer(data[offset : offset + size], dtype=np.int8)
-    if code == dtypes.ProtoDataType.DT_BF16:
-        itemsize = 2
-    else:
-        try:
-            dtype = dtypes.numpy_from_proto(code)
-        except (KeyError, ValueError):
-            name = dtypes.proto_name(code)
-            raise DumpFormatError(
-                f"{where}: data type {name if name != '-' else 'number'} ({code}) is not supported"
-            ) from None
-        itemsize = dtype.itemsize
-    if len(shape) > _MAX_NDIM:
-        raise DumpFormatError(f"{where}: shape has {len(shape)} dimensions, more than numpy's {_MAX_NDIM}")
-    need = math.prod(shape) * itemsize
-    if need > size:
-        raise DumpFormatError(
-            f"{where}: shape {list(shape)} of {dtypes.proto_name(code)} needs {need} bytes but its size is {size}"
-        )
-    raw = data[offset : offset + need]  # like msaccucmp, ignore any padding past the elements
-    if code == dtypes.ProtoDataType.DT_BF16:
-        return _bf16_to_float32(raw, shape)
-    return np.frombuffer(raw, dtype=dtype).reshape(shape)
-
-
-def read_dump(data: bytes | bytearray | memoryview | str | os.PathLike[str]) -> DumpFile:
-    """Read a dump file from a path or from its bytes.
-
-    Raises :class:`DumpFormatError` when the bytes are not a dump: too short (msaccucmp wants more than 8
-    bytes), a header length of 0 or past the end, a header that does not parse, a tensor whose shape needs more
-    bytes than its ``size``, an unsupported dtype, sizes that run past the end of the file, or bytes left over
-    after the last tensor. ``OSError`` if a path cannot be read.
-    """
-    source = _read_file(data) if isinstance(data, (str, os.PathLike)) else data
-    try:
-        view = memoryview(source).cast("B")
-    except (TypeError, ValueError) as exc:
-        raise DumpFormatError(f"not a contiguous bytes-like object: {exc}") from None
-    file_size = view.nbytes
-    if file_size <= _LENGTH.size:
-        raise DumpFormatError(
-            f"dump is {file_size} bytes; it must be longer than the {_LENGTH.size}-byte header length"
-        )
-    (header_len,) = _LENGTH.unpack_from(view)
-    if header_len == 0:
-        raise DumpFormatError("header length is 0")
-    if header_len > file_size - _LENGTH.size:
-        raise DumpFormatError(
-            f"header length {header_len} runs past the end: only {file_size - _LENGTH.size} bytes follow it"
-        )
-    message = dump_data_pb2.DumpData()
-    start = _LENGTH.size
-    try:
-        message.ParseFromString(view[start : start + header_len])
-    except Exception as exc:  # upb raises DecodeError, but any failure here means a bad header
-        raise DumpFormatError(f"header ({header_len} bytes) is not a DumpData message: {exc}") from None
-
-    offset = start + header_len
-    sections = (message.input, message.output, message.buffer, message.space)
-    needed = sum(item.size for items in sections for item in items)
-    available = file_size - offset
-    if needed > available:
-        raise DumpFormatError(f"tensor sizes add up to {needed} bytes but only {available} bytes follow the header")
-    if needed < available:
-        raise DumpFormatError(f"{available - needed} bytes left over after the last tensor")
-
-    inputs = []
-    for i, tensor in enumerate(message.input):
-        inputs.append(_tensor("input", i, tensor, view, offset))
-        offset += tensor.size
-    outputs = []
-    for i, tensor in enumerate(message.output):
-        outputs.append(_tensor("output", i, tensor, view, offset))
-        offset += tensor.size
-    buffers = []
-    for item in message.buffer:
-        buffers.append(view[offset : offset + item.size])
-        offset += item.size
-    workspaces = []
-    for item in message.space:
-        workspaces.append(view[offset : offset + item.size])
-        offset += item.size
-    return DumpFile(
-        op_name=message.op_name,
-        dump_time=message.dump_time,
-        version=message.version,
-        inputs=inputs,
-        outputs=outputs,
-        header=message,
-        buffers=buffers,
-        workspaces=workspaces,
-    )
