@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import math
 import pathlib
 import struct
@@ -446,3 +445,15 @@ def test_stats_csv_huge_values_neither_overflow_the_mean_nor_warn():
         adump = fmt.stats_csv([huge], [], ["Avg", "L2norm"])
     assert default.splitlines()[1] == "Input,0,32,DT_DOUBLE,ND,4,1e+308,-1e+308,5e+307,4,0,0,0"
     assert adump.splitlines()[1] == "Input,0,32,DT_DOUBLE,ND,4,4,inf,inf"
+
+
+def test_4d_tensors_are_labelled_nchw_not_nd_so_msaccucmp_needs_no_conversion():
+    """Regression (issue 15.4): every tensor was FORMAT_ND; msaccucmp logged 'Not supported from ND to NCHW'."""
+    image, matrix, scalar = np.zeros((1, 3, 4, 4), np.float32), np.zeros((2, 3), np.float32), np.float32(1)
+    message = dump_data_pb2.DumpData()
+    message.ParseFromString(fmt.header("conv", [image, matrix], [scalar, image], 1)[8:])
+    assert [t.format for t in message.input] == [fmt.FORMAT_NCHW, fmt.FORMAT_ND]
+    assert [t.format for t in message.output] == [fmt.FORMAT_ND, fmt.FORMAT_NCHW]
+    assert fmt.FORMAT_NCHW == dump_data_pb2.FORMAT_NCHW == 0
+    assert fmt.stats_csv([image], [matrix]).splitlines()[1].split(",")[4] == "NCHW"
+    assert fmt.stats_csv([image], [matrix]).splitlines()[2].split(",")[4] == "ND"
