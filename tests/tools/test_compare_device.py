@@ -101,8 +101,12 @@ def test_healthy_device_run_passes_the_default_thresholds(net, tmp_path, dtype):
     assert result.operators == len(model.graph.node) and result.incomparable == 0
     assert result.compared == sum(len(n.input) + len(n.output) for n in model.graph.node)
     assert result.first_divergence is None, cmp.summary(result)
-    # the near-zero elements are there: without the floor the relative error would be far above any threshold
     assert max(row.max_rel_error for row in result.rows) < 0.5
+    # the near-zero elements are there: unfloored, the first Conv's relative error is 100x the old default (1e-3)
+    x, y = (read_dump(next(p for p in find_dump_files(d) if ".conv0." in p.name)).outputs[0] for d in (device, golden))
+    y64 = y.astype(np.float64)
+    near = np.abs(y64) > np.finfo(np.float64).eps
+    assert (np.abs(x.astype(np.float64) - y64)[near] / np.abs(y64[near])).max() > 0.1
     assert max(row.rel_l2_error for row in result.rows) < (2e-3 if dtype == FP16 else 1e-2)
 
 
@@ -262,6 +266,10 @@ def test_fused_output_follows_its_origin_name(net, tmp_path):
         r for r in cmp.compare_dumps(tmp_path / "device", golden, fusion_rule=rule).rows if r.op_name == "convbn0"
     ]
     assert row.golden_op == "bn0" and not row.reason and not row.exceeds
+    rule.write_text(json.dumps(_rule([("convbn0", "Conv2D", ["conv0", "bn0", "relu0"], [("bn0", 3)])])))
+    rows = cmp.compare_dumps(tmp_path / "device", golden, fusion_rule=rule).rows
+    (row,) = [r for r in rows if r.op_name == "convbn0"]
+    assert row.reason == "missing in B"  # bn0 has one output, not four
 
 
 def test_an_unreadable_fusion_rule_is_a_bad_argument(tmp_path, capsys):

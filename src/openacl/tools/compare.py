@@ -596,12 +596,12 @@ def _compare_files(
                         continue
                     target_b, target_infos = other.outputs, other.output_info
                     target_name = other.op_name or origin_name
-            if i >= len(target_b) or j >= len(target_b):
-                x = tensors_a[i]
-                row = _not_compared(op_type, op_name, tensor, "missing in B", tuple(x.shape), str(x.dtype))
-            elif i >= len(tensors_a):
+            if i >= len(tensors_a):
                 y = target_b[j]
                 row = _not_compared(op_type, op_name, tensor, "missing in A", tuple(y.shape), str(y.dtype))
+            elif j >= len(target_b):
+                x = tensors_a[i]
+                row = _not_compared(op_type, op_name, tensor, "missing in B", tuple(x.shape), str(x.dtype))
             else:
                 info_a = infos_a[i] if i < len(infos_a) else None
                 info_b = target_infos[j] if j < len(target_infos) else None
