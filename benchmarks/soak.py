@@ -148,7 +148,7 @@ def soak_callbacks(total: int) -> tuple[Phase, int, int, float]:
 def soak_dumps(total: int) -> tuple[Phase, int, int, int, int, float]:
     """Returns the phase, executions, executions that returned 0, files delivered (callback files counted by
     their last chunk, disk files as found), files expected and seconds."""
-    from openacl.dump.format import read_dump
+    from openacl.dump.reader import read_dump
 
     acl.init()
     acl.rt.set_device(0)

@@ -227,20 +227,26 @@ def _compare(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from openacl.tools import compare
+    from openacl.tools.fusion_rule import FusionRuleError
 
     for path in (args.dump_a, args.dump_b):
         if not os.path.exists(path):
             return _fail("compare", f"no such file or directory: {path}")
     with _progress(args.quiet or args.json) as progress:
         task = progress.add_task("comparing tensors", total=None)
-        result = compare.compare_dumps(
-            args.dump_a,
-            args.dump_b,
-            max_abs=args.max_abs,
-            max_rel=args.max_rel,
-            min_cosine=args.min_cosine,
-            progress=lambda done, total: progress.update(task, completed=done, total=total),
-        )
+        try:
+            result = compare.compare_dumps(
+                args.dump_a,
+                args.dump_b,
+                max_abs=args.max_abs,
+                max_rel=args.max_rel,
+                max_rel_l2=args.max_rel_l2,
+                min_cosine=args.min_cosine,
+                fusion_rule=args.fusion_rule,
+                progress=lambda done, total: progress.update(task, completed=done, total=total),
+            )
+        except FusionRuleError as exc:
+            return _fail("compare", str(exc))
     if args.csv:
         try:
             compare.write_csv(result, args.csv)
@@ -259,6 +265,12 @@ def _compare(args: argparse.Namespace) -> int:
         compare.render(result, Console(), limit=args.limit)
     if not result.rows:
         print("openacl compare: no operator appears in both dumps", file=sys.stderr)
+        return 1
+    if result.compared == 0:
+        print("openacl compare: no tensor could be compared (see the Note column)", file=sys.stderr)
+        return 1
+    if result.first_divergence is None and result.incomparable:
+        print(f"openacl compare: {result.incomparable} tensor(s) could not be compared", file=sys.stderr)
         return 1
     return 1 if result.first_divergence is not None else 0
 
@@ -434,8 +446,12 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("dump_a", help="the dump under test")
     compare.add_argument("dump_b", help="the golden dump")
     compare.add_argument("--csv", metavar="FILE", help="also write every row as CSV")
-    compare.add_argument("--max-rel", type=float, default=1e-3, help="max relative error allowed (default 1e-3)")
-    compare.add_argument("--min-cosine", type=float, default=0.99, help="min cosine similarity (default 0.99)")
+    compare.add_argument(
+        "-f", "--fusion-rule", metavar="JSON", help="msaccucmp's fusion rule (atc --mode=1 --json) for fused ops"
+    )
+    compare.add_argument("--max-rel", type=float, help="max floored relative error (default per dtype)")
+    compare.add_argument("--max-rel-l2", type=float, help="max relative L2 error (default per dtype)")
+    compare.add_argument("--min-cosine", type=float, help="min cosine similarity (default per dtype)")
     compare.add_argument("--max-abs", type=float, default=None, help="max absolute error allowed (default none)")
     compare.add_argument("--limit", type=int, default=50, help="table rows to show (default 50)")
     _output_flags(compare)

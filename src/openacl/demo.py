@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from openacl import acl, ge
-from openacl.dump.format import read_dump
+from openacl.dump.reader import read_dump
 from openacl.model.model import DEMO_MODEL
 
 ACL_MEM_MALLOC_HUGE_FIRST = 0

@@ -293,7 +293,7 @@ def test_execute_async_runs_the_gear_set_when_it_was_called(batch, stream):
 
 
 def test_a_dumped_gear_execution_holds_the_gear_shapes(ctx, tmp_path):
-    from openacl.dump.format import read_dump
+    from openacl.dump.reader import read_dump
 
     path = batch_model(tmp_path / "batch.onnx")
     chunks: dict[str, bytearray] = {}

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from openacl import cli
-from openacl.dump.format import read_dump
+from openacl.dump.reader import read_dump
 from openacl.model.model import DEMO_MODEL
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,8 +1,7 @@
-"""openacl.dump.format: names, the DumpData header, raw tensors, the reader's checks and the stats CSV."""
+"""openacl.dump.format: names, the DumpData header, raw tensors (read back through the reader), the stats CSV."""
 
 from __future__ import annotations
 
-import contextlib
 import math
 import pathlib
 import struct
@@ -15,6 +14,7 @@ from hypothesis import strategies as st
 
 from openacl import dtypes
 from openacl.dump import format as fmt
+from openacl.dump import reader
 from openacl.dump.proto import dump_data_pb2
 
 # spec/dump_format.md section 1.3: DumpData{version "2.0", dump_time 1700000000000000, output[{DT_FLOAT, ND,
@@ -196,7 +196,7 @@ def test_file_parts_copy_only_non_contiguous_and_byte_swapped_arrays():
     assert bytes(parts[1]) == np.ascontiguousarray(strided).tobytes()
     assert bytes(parts[2]) == base.tobytes()
     assert bytes(parts[3]) == base.tobytes()  # native little-endian on disk
-    dump = fmt.read_dump(b"".join(parts))
+    dump = reader.read_dump(b"".join(parts))
     for got, want in zip(dump.inputs, [strided, fortran, swapped], strict=True):
         assert got.dtype == np.float32 and got.shape == want.shape
         np.testing.assert_array_equal(got, want)
@@ -208,7 +208,7 @@ def test_file_parts_handles_zero_size_scalar_and_unknown_dtypes():
     dates = np.array(["2020-01-01", "2021-06-30"], dtype="datetime64[D]")  # no proto number: DT_UNDEFINED bytes
     parts = fmt.file_parts("op", [empty, scalar], [dates], 1)
     assert [p.nbytes for p in parts[1:]] == [0, 4, dates.nbytes]
-    dump = fmt.read_dump(b"".join(parts))
+    dump = reader.read_dump(b"".join(parts))
     assert dump.inputs[0].shape == (0, 3) and dump.inputs[0].dtype == np.float32
     assert dump.inputs[1].shape == () and dump.inputs[1] == 7
     assert dump.header.output[0].data_type == dump_data_pb2.DT_UNDEFINED
@@ -226,7 +226,7 @@ def test_string_tensors_are_dt_string_in_ge_layout_and_read_back():
     assert heads[:, 1].tolist() == [len(e) for e in encoded]
     assert heads[0, 0] == 64 and [raw[o : o + n] for o, n in heads] == encoded
     assert all(raw[o + n] == 0 for o, n in heads)  # each NUL-terminated, as GE lays them out
-    dump = fmt.read_dump(b"".join(parts))
+    dump = reader.read_dump(b"".join(parts))
     assert dump.header.input[0].data_type == dump_data_pb2.DT_STRING and dump.header.input[0].size == len(raw)
     assert dump.inputs[0].shape == (2, 2) and dump.inputs[0].tolist() == strings.tolist()
     assert dump.outputs[0].tolist() == ["z"]
@@ -242,7 +242,7 @@ def test_every_table_dtype_round_trips(dtype):
     rng = np.random.default_rng(0)
     raw = rng.integers(0, 256, size=3 * 4 * dtype.itemsize, dtype=np.uint8)
     array = raw.view(dtype).reshape(3, 4)  # arbitrary bit patterns: NaN payloads, odd bools, ...
-    dump = fmt.read_dump(_file("op", [array], [array[1]]))
+    dump = reader.read_dump(_file("op", [array], [array[1]]))
     assert dump.header.input[0].data_type == dtypes.proto_from_numpy(dtype)
     for got, want in ((dump.inputs[0], array), (dump.outputs[0], array[1])):
         _assert_read_back(got, want)
@@ -268,7 +268,7 @@ def test_file_parts_then_read_dump_round_trips(op_name, inputs, outputs, dump_ti
     parts = fmt.file_parts(op_name, inputs, outputs, dump_time)
     data = b"".join(parts)
     assert len(data) == len(parts[0]) + sum(a.nbytes for a in inputs + outputs)
-    dump = fmt.read_dump(data)
+    dump = reader.read_dump(data)
     assert (dump.op_name, dump.dump_time, dump.version) == (op_name, dump_time, "2.0")
     assert dump.header == dump_data_pb2.DumpData.FromString(parts[0][8:])
     assert len(dump.inputs) == len(inputs) and len(dump.outputs) == len(outputs)
@@ -281,120 +281,11 @@ def test_read_dump_from_a_path_gives_writable_arrays(tmp_path):
     path = tmp_path / "Abs.Abs_1.1.0.1700000000000000"
     path.write_bytes(_file("Abs_1", [array], [array]))
     for source in (path, str(path)):
-        dump = fmt.read_dump(source)
+        dump = reader.read_dump(source)
         assert dump.inputs[0].flags.writeable
         np.testing.assert_array_equal(dump.outputs[0], array)
-    assert not fmt.read_dump(path.read_bytes()).inputs[0].flags.writeable
-    assert fmt.read_dump(memoryview(path.read_bytes())).inputs[0].shape == (2, 3)
-
-
-# ----------------------------------------------------------------------------------------------------- reader
-
-
-def _header_message(**tensors) -> dump_data_pb2.DumpData:
-    message = dump_data_pb2.DumpData(version="2.0", dump_time=1, op_name="x")
-    for kind in ("input", "output"):
-        for data_type, shape, size in tensors.get(kind, []):
-            tensor = getattr(message, kind).add(data_type=data_type, format=2, size=size)
-            tensor.shape.dim.extend(shape)
-    return message
-
-
-@pytest.mark.parametrize(
-    ("data", "match"),
-    [
-        (b"", "must be longer than"),
-        (b"\x01" * 8, "must be longer than"),
-        (struct.pack("<Q", 0) + b"\x0a", "header length is 0"),
-        (struct.pack("<Q", 2) + b"\x0a", "runs past the end"),
-        (struct.pack("<Q", 2**64 - 1) + b"abc", "runs past the end"),
-        (struct.pack("<Q", 3) + b"\x0a\x05a", "not a DumpData"),
-        (struct.pack("<Q", 2) + b"\xff\xff", "not a DumpData"),
-    ],
-)
-def test_read_dump_rejects_bad_lengths_and_headers(data, match):
-    with pytest.raises(fmt.DumpFormatError, match=match):
-        fmt.read_dump(data)
-
-
-def test_read_dump_rejects_sizes_past_the_end_and_leftover_bytes():
-    message = _header_message(input=[(1, [2], 8)], output=[(1, [2], 8)])
-    with pytest.raises(fmt.DumpFormatError, match="add up to 16 bytes but only 15"):
-        fmt.read_dump(_raw_file(message, b"\0" * 15))
-    with pytest.raises(fmt.DumpFormatError, match="1 bytes left over"):
-        fmt.read_dump(_raw_file(message, b"\0" * 17))
-    huge = _header_message(input=[(1, [2], 2**64 - 1)])
-    with pytest.raises(fmt.DumpFormatError, match="add up to"):
-        fmt.read_dump(_raw_file(huge, b"\0" * 8))
-    assert fmt.read_dump(_raw_file(message, b"\0" * 16)).outputs[0].shape == (2,)
-
-
-def test_read_dump_rejects_unsupported_dtypes_and_short_sizes():
-    with pytest.raises(fmt.DumpFormatError, match=r"input 0: data type number \(18\) is not supported"):
-        fmt.read_dump(_raw_file(_header_message(input=[(18, [1], 4)]), b"\0" * 4))
-    with pytest.raises(fmt.DumpFormatError, match=r"input 0: 1 string heads do not fit in its 4 bytes"):
-        fmt.read_dump(_raw_file(_header_message(input=[(13, [1], 4)]), b"\0" * 4))
-    with pytest.raises(fmt.DumpFormatError, match=r"output 0: data type number \(99\) is not supported"):
-        fmt.read_dump(_raw_file(_header_message(output=[(99, [1], 4)]), b"\0" * 4))
-    with pytest.raises(fmt.DumpFormatError, match=r"input 0: shape \[2, 3\] of DT_FLOAT needs 24 bytes"):
-        fmt.read_dump(_raw_file(_header_message(input=[(1, [2, 3], 20)]), b"\0" * 20))
-    with pytest.raises(fmt.DumpFormatError, match="needs"):
-        fmt.read_dump(_raw_file(_header_message(input=[(1, [2**40, 2**40], 8)]), b"\0" * 8))
-    with pytest.raises(fmt.DumpFormatError, match="dimensions"):
-        fmt.read_dump(_raw_file(_header_message(input=[(1, [1] * 65, 4)]), b"\0" * 4))
-
-
-def test_read_dump_takes_the_first_bytes_when_size_has_padding_like_msaccucmp():
-    payload = np.float32([1, 2]).tobytes() + b"\xee" * 8
-    dump = fmt.read_dump(_raw_file(_header_message(input=[(1, [2], 16)]), payload))
-    np.testing.assert_array_equal(dump.inputs[0], [1, 2])
-
-
-def test_read_dump_undefined_and_bf16_like_msaccucmp():
-    bf16 = np.array([0x3F80, 0xC000, 0x7F80], dtype="<u2")  # 1.0, -2.0, inf
-    message = _header_message(input=[(0, [2, 3], 5), (27, [3], 6)])
-    dump = fmt.read_dump(_raw_file(message, b"abcde" + bf16.tobytes()))
-    assert dump.inputs[0].dtype == np.int8 and dump.inputs[0].tobytes() == b"abcde"
-    assert dump.inputs[1].dtype == np.float32
-    np.testing.assert_array_equal(dump.inputs[1], [1.0, -2.0, np.inf])
-
-
-def test_read_dump_returns_buffers_and_workspaces():
-    message = _header_message(input=[(4, [2], 2)])
-    message.buffer.add(size=3)
-    message.space.add(size=1)
-    dump = fmt.read_dump(_raw_file(message, b"\x01\x02" + b"xyz" + b"w"))
-    assert dump.inputs[0].tolist() == [1, 2]
-    assert [bytes(b) for b in dump.buffers] == [b"xyz"]
-    assert [bytes(w) for w in dump.workspaces] == [b"w"]
-
-
-def test_every_truncation_of_a_valid_file_is_a_format_error():
-    data = _file("op", [np.arange(3, dtype=np.float32)], [np.int8([1, 2])])
-    for cut in range(len(data)):
-        with pytest.raises(fmt.DumpFormatError):
-            fmt.read_dump(data[:cut])
-
-
-@SETTINGS
-@given(st.binary(max_size=200))
-def test_read_dump_on_random_bytes_never_crashes(data):
-    with contextlib.suppress(fmt.DumpFormatError):
-        fmt.read_dump(data)
-
-
-@SETTINGS
-@given(st.data())
-def test_read_dump_on_corrupted_files_never_crashes(data):
-    valid = bytearray(_file("op", [np.arange(4, dtype=np.float32)], [np.float16([1, 2])]))
-    for _ in range(data.draw(st.integers(1, 4))):
-        valid[data.draw(st.integers(0, len(valid) - 1))] = data.draw(st.integers(0, 255))
-    with contextlib.suppress(fmt.DumpFormatError):
-        fmt.read_dump(bytes(valid))
-
-
-def test_dump_format_error_is_a_value_error():
-    assert issubclass(fmt.DumpFormatError, ValueError)
+    assert not reader.read_dump(path.read_bytes()).inputs[0].flags.writeable
+    assert reader.read_dump(memoryview(path.read_bytes())).inputs[0].shape == (2, 3)
 
 
 # ----------------------------------------------------------------------------------------------------- names
@@ -582,3 +473,15 @@ def test_stats_csv_huge_values_neither_overflow_the_mean_nor_warn():
         adump = fmt.stats_csv([huge], [], ["Avg", "L2norm"])
     assert default.splitlines()[1] == "Input,0,32,DT_DOUBLE,ND,4,1e+308,-1e+308,5e+307,4,0,0,0"
     assert adump.splitlines()[1] == "Input,0,32,DT_DOUBLE,ND,4,4,inf,inf"
+
+
+def test_4d_tensors_are_labelled_nchw_not_nd_so_msaccucmp_needs_no_conversion():
+    """Regression (issue 15.4): every tensor was FORMAT_ND; msaccucmp logged 'Not supported from ND to NCHW'."""
+    image, matrix, scalar = np.zeros((1, 3, 4, 4), np.float32), np.zeros((2, 3), np.float32), np.float32(1)
+    message = dump_data_pb2.DumpData()
+    message.ParseFromString(fmt.header("conv", [image, matrix], [scalar, image], 1)[8:])
+    assert [t.format for t in message.input] == [fmt.FORMAT_NCHW, fmt.FORMAT_ND]
+    assert [t.format for t in message.output] == [fmt.FORMAT_ND, fmt.FORMAT_NCHW]
+    assert fmt.FORMAT_NCHW == dump_data_pb2.FORMAT_NCHW == 0
+    assert fmt.stats_csv([image], [matrix]).splitlines()[1].split(",")[4] == "NCHW"
+    assert fmt.stats_csv([image], [matrix]).splitlines()[2].split(",")[4] == "ND"

@@ -18,6 +18,7 @@ import acl
 from openacl.dump import config as cfg_module
 from openacl.dump import format as dump_format
 from openacl.dump import naming, sink
+from openacl.dump import reader as dump_reader
 from openacl.dump import session as dump_session
 from openacl.dump.record import OpRecord
 from openacl.errors import AclCode
@@ -133,7 +134,7 @@ def test_disk_dump_layout_and_contents(inited, tmp_path):
     for path in files:
         match = NAME.match(path.name)
         assert match, path.name
-        dumped = dump_format.read_dump(path)
+        dumped = dump_reader.read_dump(path)
         assert dumped.version == "2.0" and dumped.dump_time == int(match.group(5))
         assert dumped.inputs == []  # dump_mode defaults to output
         by_name[dumped.op_name] = (match.group(1), dumped)
@@ -149,7 +150,7 @@ def test_disk_dump_layout_and_contents(inited, tmp_path):
 def test_dump_mode_all_includes_weights(inited, tmp_path):
     model_dump(tmp_path, dump_mode="all")
     conv = next(p for p in dump_files(tmp_path / "dump") if p.name.startswith("Conv._stem_conv_Conv."))
-    dumped = dump_format.read_dump(conv)
+    dumped = dump_reader.read_dump(conv)
     weights = {t.name: onnx.numpy_helper.to_array(t) for t in onnx.load(DEMO_MODEL).graph.initializer}
     assert len(dumped.inputs) == 3 and len(dumped.outputs) == 1
     np.testing.assert_array_equal(dumped.inputs[1], weights["stem.conv.weight"])
@@ -220,7 +221,7 @@ def test_failed_write_reports_write_file_and_leaves_no_partial_file(inited, tmp_
     first = dump_files(out)
     assert len(first) == len(OPS) - 1  # every other file complete; no temporary file left
     for path in first:
-        dump_format.read_dump(path)
+        dump_reader.read_dump(path)
     monkeypatch.setattr(sink, "write_parts", real_write_parts)
     assert acl.mdl.execute(io.model_id, io.inputs[0], io.outputs[0]) == 0  # the next dump works
     assert len(dump_files(out)) == 2 * len(OPS) - 1
@@ -259,7 +260,7 @@ def test_parse_back_equals_onnxruntime_bit_for_bit(inited, tmp_path):
     want = intermediates(x)
     names = {p.name for p in result.written}
     for path in dump_files(tmp_path / "dump"):
-        op_name = dump_format.read_dump(path).op_name
+        op_name = dump_reader.read_dump(path).op_name
         node = next(n for n in OPS if n.name == op_name)
         for i, value in enumerate(node.output):
             npy = tmp_path / "npy" / f"{path.name}.output.{i}.npy"
@@ -316,7 +317,7 @@ def test_callback_order_a_gets_every_file_in_chunks(inited, tmp_path, monkeypatc
     assert max(len(c) for c in by_file.values()) > 1  # the first convolution's output spans chunks
     want = intermediates(x)
     for data in collector.files.values():
-        dumped = dump_format.read_dump(bytes(data))
+        dumped = dump_reader.read_dump(bytes(data))
         node = next(n for n in OPS if n.name == dumped.op_name)
         np.testing.assert_array_equal(dumped.outputs[0], want[node.output[0]])
 
@@ -419,7 +420,7 @@ def test_dump_callback_gets_this_steps_input_when_the_next_batch_is_written_at_o
     assert acl.mdl.finalize_dump() == 0
     first = OPS[0]
     (data,) = [d for name, d in files.items() if f".{dump_format.sanitize(first.name)}." in Path(name).name]
-    dumped = dump_format.read_dump(bytes(data))
+    dumped = dump_reader.read_dump(bytes(data))
     np.testing.assert_array_equal(dumped.inputs[0], this_step)
     want = intermediates(this_step)
     np.testing.assert_array_equal(dumped.outputs[0], want[first.output[0]])

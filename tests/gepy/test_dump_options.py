@@ -12,7 +12,7 @@ from ge.graph import Tensor
 from ge.graph.types import DataType, Format
 from ge.session import Session
 
-from openacl.dump.format import read_dump
+from openacl.dump.reader import read_dump
 
 
 def graph():

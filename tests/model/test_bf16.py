@@ -20,7 +20,7 @@ from onnx import TensorProto, helper
 
 import acl
 from openacl import dtypes
-from openacl.dump import format as dump_format
+from openacl.dump import reader as dump_reader
 from openacl.tools.parse import parse_dumps
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -105,9 +105,9 @@ def test_bf16_dump_writes_dt_bf16_and_parses_back(inited, tmp_path):
     y, _ = _execute(save_bf16_model(tmp_path / "bf16net.onnx"))
     assert acl.mdl.finalize_dump() == 0
     assert y.view(np.uint16).tolist() == WANT_Y.view(np.uint16).tolist()  # a dumped run gives the same outputs
-    files = {dump_format.read_dump(p).op_name: p for p in out.rglob("*") if p.is_file()}
+    files = {dump_reader.read_dump(p).op_name: p for p in out.rglob("*") if p.is_file()}
     assert set(files) == {"to_float", "relu", "to_bf16", "transpose", "out_float"}
-    transpose = dump_format.read_dump(files["transpose"])
+    transpose = dump_reader.read_dump(files["transpose"])
     assert transpose.header.output[0].data_type == dtypes.ProtoDataType.DT_BF16 == 27
     assert transpose.header.output[0].size == 12
     raw = Path(files["transpose"]).read_bytes()[-12:]  # the output's raw bytes end the file

@@ -17,7 +17,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import acl
-from openacl.dump import format as dump_format
+from openacl.dump import reader as dump_reader
 from openacl.errors import AclCode
 from tests.model_io import ModelIO
 
@@ -95,7 +95,7 @@ def test_external_data_model_dumps_from_another_directory(inited, elsewhere, tmp
     io = ModelIO(elsewhere)
     io.run(X)
     assert acl.mdl.finalize_dump() == 0
-    dumps = {d.op_name: d for d in map(dump_format.read_dump, (p for p in out.rglob("*") if p.is_file()))}
+    dumps = {d.op_name: d for d in map(dump_reader.read_dump, (p for p in out.rglob("*") if p.is_file()))}
     assert set(dumps) == {"matmul", "add", "relu"}
     np.testing.assert_array_equal(dumps["matmul"].outputs[0], X @ W)
     np.testing.assert_allclose(dumps["relu"].outputs[0], expected(X), rtol=1e-6)
@@ -130,4 +130,4 @@ def test_openacl_dump_of_an_external_data_model_from_another_directory(tmp_path)
     summary = json.loads(result.stdout)
     assert summary["files"] == 3
     relu = next(p for p in Path(summary["directory"]).iterdir() if p.name.startswith("Relu."))
-    np.testing.assert_allclose(dump_format.read_dump(relu).outputs[0], expected(X), rtol=1e-6)
+    np.testing.assert_allclose(dump_reader.read_dump(relu).outputs[0], expected(X), rtol=1e-6)

@@ -17,7 +17,7 @@ import pytest
 from onnx import TensorProto, helper
 
 import acl
-from openacl.dump import format as dump_format
+from openacl.dump import reader as dump_reader
 from openacl.errors import AclCode
 from openacl.tools.parse import parse_dumps
 from tests.model_io import ModelIO
@@ -126,7 +126,7 @@ def _dump(tmp_path: Path, model_path: Path, name: str) -> tuple[list[np.ndarray]
     io = ModelIO(model_path)
     outputs = io.run(X)
     assert acl.mdl.finalize_dump() == 0
-    files = {dump_format.read_dump(p).op_name: dump_format.read_dump(p) for p in out.rglob("*") if p.is_file()}
+    files = {dump_reader.read_dump(p).op_name: dump_reader.read_dump(p) for p in out.rglob("*") if p.is_file()}
     return outputs, files
 
 

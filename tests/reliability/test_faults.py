@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 
 import acl
-from openacl.dump import format as dump_format
+from openacl.dump import reader as dump_reader
 from openacl.dump import sink
 from openacl.errors import AclCode
 from openacl.runtime import device as rt_device
@@ -300,7 +300,7 @@ def test_callback_may_run_a_model_and_dump_it(ctx, reporter, tmp_path):
     assert acl.rt.synchronize_stream_with_timeout(s, 30_000) == SUCCESS
     assert result["ret"] == SUCCESS and result["files"]
     for path in result["files"]:
-        dump_format.read_dump(path)
+        dump_reader.read_dump(path)
     np.testing.assert_allclose(io.read_outputs()[0], reference(x=x)[0], rtol=1e-5, atol=1e-6)
     assert acl.mdl.finalize_dump() == 0
     acl.rt.unsubscribe_report(reporter.tid, s)
@@ -516,7 +516,7 @@ def test_dump_callback_raising_on_every_chunk(inited, tmp_path, monkeypatch, acl
     assert acl.mdl.dump_unreg_callback() is None
     assert len(collector.files) == len(OPS)
     for data in collector.files.values():
-        dump_format.read_dump(bytes(data))
+        dump_reader.read_dump(bytes(data))
     assert acl.mdl.finalize_dump() == 0
 
     out = tmp_path / "dump"
@@ -527,7 +527,7 @@ def test_dump_callback_raising_on_every_chunk(inited, tmp_path, monkeypatch, acl
     assert acl.mdl.finalize_dump() == 0
     assert len(visible_files(out)) == len(OPS)
     for path in visible_files(out):
-        dump_format.read_dump(path)
+        dump_reader.read_dump(path)
 
 
 @pytest.fixture
@@ -562,7 +562,7 @@ def test_disk_filling_up_during_a_dump_on_a_real_small_filesystem(inited, tmp_pa
     files = visible_files(small_fs)
     assert len(files) < len(codes) * len(OPS)  # some files of the last execution are missing ...
     for path in files:
-        dump_format.read_dump(path)  # ... and every file there is whole
+        dump_reader.read_dump(path)  # ... and every file there is whole
     steps = {p.parent.name for p in files}
 
     remount = subprocess.run(["mount", "-o", "remount,size=64m", str(small_fs)], capture_output=True)
@@ -574,7 +574,7 @@ def test_disk_filling_up_during_a_dump_on_a_real_small_filesystem(inited, tmp_pa
     new = [p for p in visible_files(small_fs) if p.parent.name not in steps]
     assert len(new) == len(OPS)
     for path in new:
-        dump_format.read_dump(path)
+        dump_reader.read_dump(path)
     assert hidden_files(small_fs) == []
     assert acl.mdl.finalize_dump() == 0
 
@@ -611,7 +611,7 @@ def test_disk_filling_up_mid_file_injected_under_the_writer(inited, stream, tmp_
     assert hidden_files(out) == []
     assert len(visible_files(out)) == 4
     for path in visible_files(out):
-        dump_format.read_dump(path)
+        dump_reader.read_dump(path)
 
     monkeypatch.setattr(sink, "write_parts", real_write_parts)
     assert acl.mdl.execute(io.model_id, io.inputs[0], io.outputs[0]) == SUCCESS
@@ -619,7 +619,7 @@ def test_disk_filling_up_mid_file_injected_under_the_writer(inited, stream, tmp_
     assert acl.rt.synchronize_stream(stream) == SUCCESS
     assert len(visible_files(out)) == 4 + 2 * len(OPS)
     for path in visible_files(out):
-        dump_format.read_dump(path)
+        dump_reader.read_dump(path)
     assert hidden_files(out) == []
     assert acl.mdl.finalize_dump() == 0
 
@@ -983,7 +983,7 @@ def test_sigkill_in_the_middle_of_a_dump_leaves_only_whole_files(tmp_path):
     files = visible_files(out)
     assert len(files) > 11  # at least one whole execution
     for path in files:
-        dump = dump_format.read_dump(path)  # raises on a cut or padded file
+        dump = dump_reader.read_dump(path)  # raises on a cut or padded file
         assert dump.outputs or dump.inputs
     for path in hidden_files(out):  # what a kill may leave: temporary files, never under a final name
         assert path.name.startswith(".") and path.name.endswith(".tmp")

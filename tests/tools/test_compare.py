@@ -256,7 +256,9 @@ def test_metric_values(tmp_path):
     b = np.array([1.0, 2.5, 4.0], np.float32)
     row = _only(_pair(tmp_path, [a], [b]))
     assert row.max_abs_error == 0.5
-    assert row.max_rel_error == pytest.approx(0.2)  # relative to B, the golden
+    rms = float(np.sqrt(np.mean(b.astype(np.float64) ** 2)))  # 2.78 > |2.5|: the floor decides
+    assert row.max_rel_error == pytest.approx(0.5 / rms)  # relative to B, the golden
+    assert row.rel_l2_error == pytest.approx(0.5 / float(np.linalg.norm(b)))
     assert row.cosine == pytest.approx(float(a @ b / np.linalg.norm(a) / np.linalg.norm(b)))
     assert row.exceeds
 
@@ -264,11 +266,12 @@ def test_metric_values(tmp_path):
 @pytest.mark.parametrize(
     ("kwargs", "exceeds"),
     [
-        ({"max_rel": 1e-3}, True),
-        ({"max_rel": 0.5, "min_cosine": 0.9}, False),
-        ({"max_rel": 0.5, "min_cosine": 0.9999}, True),
-        ({"max_rel": 0.5, "min_cosine": 0.9, "max_abs": 0.05}, True),
-        ({"max_rel": 0.5, "min_cosine": 0.9, "max_abs": 0.5}, False),
+        ({"max_rel": 1e-3, "max_rel_l2": 1.0}, True),
+        ({"max_rel": 0.5, "max_rel_l2": 1.0, "min_cosine": 0.9}, False),
+        ({"max_rel": 0.5, "max_rel_l2": 1e-2, "min_cosine": 0.9}, True),
+        ({"max_rel": 0.5, "max_rel_l2": 1.0, "min_cosine": 0.9999}, True),
+        ({"max_rel": 0.5, "max_rel_l2": 1.0, "min_cosine": 0.9, "max_abs": 0.05}, True),
+        ({"max_rel": 0.5, "max_rel_l2": 1.0, "min_cosine": 0.9, "max_abs": 0.5}, False),
     ],
 )
 def test_thresholds(tmp_path, kwargs, exceeds):
@@ -320,9 +323,9 @@ def test_zeros(tmp_path):
         _only(_pair(tmp_path / str(i), [a], [b])) for i, (a, b) in enumerate([(z, z), (z, one), (one, z)])
     )
     assert (both.max_abs_error, both.max_rel_error, both.cosine, both.exceeds) == (0.0, 0.0, 1.0, False)
-    assert math.isnan(a_zero.cosine) and a_zero.max_rel_error == 1.0 and a_zero.exceeds
-    # a golden of zeros: no element gives a relative error (as msaccucmp), the cosine flags the divergence
-    assert math.isnan(b_zero.cosine) and b_zero.max_rel_error == 0.0 and b_zero.exceeds
+    assert math.isnan(a_zero.cosine) and a_zero.max_rel_error == 1.0 and a_zero.rel_l2_error == 1.0 and a_zero.exceeds
+    # a golden of zeros: the errors are relative to the dtype's absolute floor (1e-30 for fp32)
+    assert math.isnan(b_zero.cosine) and b_zero.max_rel_error == pytest.approx(1e30) and b_zero.exceeds
 
 
 def test_empty_tensors_are_equal(tmp_path):
@@ -339,7 +342,7 @@ def test_scalars(tmp_path):
 def test_integer_and_bool_tensors_compare_as_float64(tmp_path):
     big = np.array([2**40, 7, -3], np.int64)
     ints = _only(_pair(tmp_path / "i", [big], [big + np.array([0, 0, 1])]))
-    assert ints.dtype == "int64" and ints.max_abs_error == 1.0 and ints.max_rel_error == 0.5 and ints.exceeds
+    assert ints.dtype == "int64" and ints.max_abs_error == 1.0 and ints.exceeds  # integers must be equal
     bools = _only(_pair(tmp_path / "b", [np.array([True, False])], [np.array([True, True])]))
     assert bools.dtype == "bool" and bools.max_abs_error == 1.0 and bools.exceeds
     u8 = np.array([0, 255], np.uint8)
@@ -375,7 +378,7 @@ def test_bf16_dumps_compare_as_float32(tmp_path):
         path.parent.mkdir()
         path.write_bytes(len(body).to_bytes(8, "little") + body + raw)
     row = _only(cmp.compare_dumps(tmp_path / "a", tmp_path / "b"))
-    assert row.dtype == "float32" and row.max_abs_error == 0.0 and row.cosine == 1.0
+    assert row.dtype == "bfloat16" and row.max_abs_error == 0.0 and row.cosine == 1.0
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -392,7 +395,8 @@ def test_csv_header_and_values_round_trip(tmp_path, x):
     cmp.write_csv(result, out)
     text = out.read_text(encoding="utf-8")
     assert text.splitlines()[0] == (
-        "Index,OpType,OpName,Tensor,Shape,DataType,MaxAbsError,MaxRelError,CosineSimilarity,Exceeds,Reason"
+        "Index,OpType,OpName,Tensor,Shape,DataType,MaxAbsError,MaxRelError,RelL2Error,CosineSimilarity,Exceeds,Reason,"
+        "GoldenOp"
     )
     with open(out, newline="", encoding="utf-8") as f:
         records = list(csv.DictReader(f))
@@ -404,6 +408,7 @@ def test_csv_header_and_values_round_trip(tmp_path, x):
         for column, value in (
             ("MaxAbsError", row.max_abs_error),
             ("MaxRelError", row.max_rel_error),
+            ("RelL2Error", row.rel_l2_error),
             ("CosineSimilarity", row.cosine),
         ):
             parsed = float(record[column])

@@ -1,4 +1,4 @@
-"""CANN operator dump files: the bytes inside, the stats CSV, and a reader (names and directories: ``naming``).
+"""CANN operator dump files: the bytes inside and the stats CSV (names: ``naming``; reading back: ``reader``).
 
 One dump file is ``uint64 header_len (little-endian) + DumpData header + raw inputs + raw outputs``
 (spec/dump_format.md section 1.3). The header is a ``toolkit.dumpdata.DumpData`` protobuf message: version "2.0",
@@ -15,8 +15,9 @@ Guarantees:
 
 Where openacl differs from CANN:
 
-* Files are always written with format ND (``FORMAT_ND``), address 0, offset 0 and no ``attr`` (msaccucmp
-  crashes on a non-JSON attr).
+* Every tensor is labelled with the format of the model's tensors, as CANN's dumps of ONNX models are: NCHW
+  (``FORMAT_NCHW``) for a 4-D tensor, ND otherwise (:func:`model_format`), so msaccucmp reads them without a
+  format conversion. Address 0, offset 0 and no ``attr`` (msaccucmp crashes on a non-JSON attr).
 * bfloat16 (ml_dtypes) is ``DT_BF16`` (27). Strings are ``DT_STRING`` in GE's string-tensor layout
   (:func:`encode_strings`), which msaccucmp does not read. Any other numpy dtype the dump proto has no number for
   (datetimes, ...) is written as ``DT_UNDEFINED`` raw bytes, which readers (msaccucmp too) read back as ``int8``
@@ -26,11 +27,10 @@ Where openacl differs from CANN:
 from __future__ import annotations
 
 import math
-import os
 import struct
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -51,11 +51,11 @@ from openacl.dump.proto import dump_data_pb2
 __all__ = [
     "DEFAULT_STATS",
     "DUMP_VERSION",
+    "FORMAT_NCHW",
     "FORMAT_ND",
     "MAPPING_FILE_NAME",
     "MAX_NAME_BYTES",
     "STATS_ITEMS",
-    "DumpFile",
     "DumpFormatError",
     "dump_dir",
     "file_name",
@@ -63,8 +63,8 @@ __all__ = [
     "hashed_name",
     "header",
     "model_dir_name",
+    "model_format",
     "now_us",
-    "read_dump",
     "sanitize",
     "stats_csv",
     "time_str",
@@ -72,8 +72,10 @@ __all__ = [
 
 #: ``DumpData.version`` of every file CANN writes today ("big dump", format version 2).
 DUMP_VERSION = "2.0"
-#: ``OutputFormat.FORMAT_ND``: openacl tensors are plain row-major arrays.
+#: ``OutputFormat.FORMAT_ND``: a plain row-major array of any rank.
 FORMAT_ND = 2
+#: ``OutputFormat.FORMAT_NCHW``: what ONNX's 4-D tensors (images, activations, conv weights) are.
+FORMAT_NCHW = 0
 
 _LENGTH = struct.Struct("<Q")
 _MAX_NDIM = 64  # numpy's limit on dimensions
@@ -88,7 +90,7 @@ class DumpFormatError(ValueError):
 # --------------------------------------------------------------------------------------------------------------
 
 
-_STRING_HEAD = struct.Struct("<qq")  # GE's StringHead: offset of the string from the tensor's start, its length
+STRING_HEAD = struct.Struct("<qq")  # GE's StringHead: offset of the string from the tensor's start, its length
 
 
 def is_strings(array: np.ndarray) -> bool:
@@ -109,9 +111,9 @@ def encode_strings(array: np.ndarray) -> np.ndarray:
             items.append(item)
         else:
             raise TypeError(f"cannot dump an array of dtype {array.dtype} holding {type(item).__name__}")
-    out = bytearray(_STRING_HEAD.size * len(items))
+    out = bytearray(STRING_HEAD.size * len(items))
     for index, raw in enumerate(items):
-        _STRING_HEAD.pack_into(out, index * _STRING_HEAD.size, len(out), len(raw))
+        STRING_HEAD.pack_into(out, index * STRING_HEAD.size, len(out), len(raw))
         out += raw + b"\0"
     return np.frombuffer(bytes(out), np.uint8)
 
@@ -124,10 +126,15 @@ def _proto_dtype(dtype: np.dtype) -> int:
     return dtypes.proto_from_numpy(dtype)
 
 
+def model_format(shape: tuple[int, ...]) -> int:
+    """The format CANN labels an ONNX model's tensor with: ``FORMAT_NCHW`` when 4-D, ``FORMAT_ND`` otherwise."""
+    return FORMAT_NCHW if len(shape) == 4 else FORMAT_ND
+
+
 def _fill_tensor(tensor, array: np.ndarray, original_shape: bool) -> None:
     shape = array.shape
     tensor.data_type = _proto_dtype(array.dtype)
-    tensor.format = FORMAT_ND
+    tensor.format = model_format(tuple(array.shape))
     tensor.shape.dim.extend(shape)  # marks the field present even for a scalar, as CANN's JSON dump shows it
     if original_shape:
         tensor.original_shape.dim.extend(shape)
@@ -159,7 +166,7 @@ def header(
 ) -> bytes:
     """The first part of a dump file: the 8-byte little-endian header length, then the serialized DumpData.
 
-    One ``OpInput``/``OpOutput`` per array: proto dtype, ``FORMAT_ND``, shape, ``original_shape`` (equal to the
+    One ``OpInput``/``OpOutput`` per array: proto dtype, :func:`model_format`, shape, ``original_shape`` (equal to the
     shape; left out with ``original_shape=False``, which is how the spec's 49-byte test vector was made) and
     ``size`` in bytes. No ``attr``, no ``data``. Only dtypes, shapes and sizes are read, never tensor data.
     """
@@ -387,7 +394,7 @@ def _stats_items(items: Sequence[str] | None) -> tuple[str, ...]:
 def _stats_row(io: str, index: int, array: np.ndarray, items: tuple[str, ...]) -> str:
     shape = "x".join(str(d) for d in array.shape) or "-"
     data_type = dtypes.proto_name(_proto_dtype(array.dtype))
-    fmt = dtypes.FORMAT_NAMES.get(FORMAT_ND, "-")
+    fmt = dtypes.FORMAT_NAMES.get(model_format(array.shape), "-")
     size = encode_strings(array).nbytes if is_strings(array) else array.nbytes
     head = f"{io},{index},{size},{data_type},{fmt},{shape}"
     stats = _compute_stats(array, "L2norm" in items)
@@ -442,161 +449,3 @@ def stats_csv(inputs: Sequence[np.ndarray], outputs: Sequence[np.ndarray], items
     lines.extend(_stats_row("Input", i, np.asarray(a), chosen) for i, a in enumerate(inputs))
     lines.extend(_stats_row("Output", i, np.asarray(a), chosen) for i, a in enumerate(outputs))
     return "".join(lines)
-
-
-# --------------------------------------------------------------------------------------------------------------
-# Reading
-# --------------------------------------------------------------------------------------------------------------
-
-
-@dataclass
-class DumpFile:
-    """A dump file as :func:`read_dump` returns it.
-
-    ``inputs`` and ``outputs`` have the exact dtype and shape of the header, a scalar included (shape ``()``).
-    They are views of the buffer that was read: writable when read from a path, read-only from ``bytes``.
-    ``DT_UNDEFINED`` tensors come back as ``int8`` of shape ``(size,)`` and ``DT_BF16`` ones widened to
-    ``float32``, as msaccucmp does. ``buffers`` and ``workspaces`` hold the raw ``OpBuffer``/``Workspace`` bytes
-    (CANN's L1 buffers and workspaces; openacl writes none).
-    """
-
-    op_name: str
-    dump_time: int
-    version: str
-    inputs: list[np.ndarray]
-    outputs: list[np.ndarray]
-    header: dump_data_pb2.DumpData
-    buffers: list[memoryview] = field(default_factory=list)
-    workspaces: list[memoryview] = field(default_factory=list)
-
-
-def _read_file(path: str | os.PathLike[str]) -> bytearray:
-    with open(path, "rb") as f:
-        size = os.fstat(f.fileno()).st_size
-        buffer = bytearray(size)
-        got = f.readinto(buffer)
-        if got != size:  # the file changed under us
-            del buffer[got:]
-    return buffer
-
-
-def _bf16_to_float32(raw: memoryview, shape: tuple[int, ...]) -> np.ndarray:
-    bits = np.frombuffer(raw, dtype="<u2").astype("<u4") << 16
-    return bits.view(np.float32).reshape(shape)
-
-
-def _decode_strings(where: str, raw: memoryview, shape: tuple[int, ...]) -> np.ndarray:
-    """A ``DT_STRING`` tensor (:func:`encode_strings`' layout) as a numpy ``str`` array of the header's shape."""
-    count = math.prod(shape)
-    if len(shape) > _MAX_NDIM or count * _STRING_HEAD.size > len(raw):
-        raise DumpFormatError(f"{where}: {count} string heads do not fit in its {len(raw)} bytes")
-    items = []
-    for index in range(count):
-        start, length = _STRING_HEAD.unpack_from(raw, index * _STRING_HEAD.size)
-        if start < 0 or length < 0 or start + length > len(raw):
-            raise DumpFormatError(f"{where}: string {index} ({length} bytes at {start}) runs past the tensor")
-        items.append(bytes(raw[start : start + length]).decode("utf-8", "surrogateescape"))
-    return np.array(items, dtype=str).reshape(shape)
-
-
-def _tensor(kind: str, index: int, tensor, data: memoryview, offset: int) -> np.ndarray:
-    """The array of one OpInput/OpOutput whose ``size`` bytes start at ``data[offset]`` (already bounds-checked)."""
-    where = f"{kind} {index}"
-    code = tensor.data_type
-    size = tensor.size
-    shape = tuple(tensor.shape.dim)
-    if code == dtypes.ProtoDataType.DT_UNDEFINED:
-        return np.frombuffer(data[offset : offset + size], dtype=np.int8)
-    if code == dtypes.ProtoDataType.DT_STRING:
-        return _decode_strings(where, data[offset : offset + size], shape)
-    if code == dtypes.ProtoDataType.DT_BF16:
-        itemsize = 2
-    else:
-        try:
-            dtype = dtypes.numpy_from_proto(code)
-        except (KeyError, ValueError):
-            name = dtypes.proto_name(code)
-            raise DumpFormatError(
-                f"{where}: data type {name if name != '-' else 'number'} ({code}) is not supported"
-            ) from None
-        itemsize = dtype.itemsize
-    if len(shape) > _MAX_NDIM:
-        raise DumpFormatError(f"{where}: shape has {len(shape)} dimensions, more than numpy's {_MAX_NDIM}")
-    need = math.prod(shape) * itemsize
-    if need > size:
-        raise DumpFormatError(
-            f"{where}: shape {list(shape)} of {dtypes.proto_name(code)} needs {need} bytes but its size is {size}"
-        )
-    raw = data[offset : offset + need]  # like msaccucmp, ignore any padding past the elements
-    if code == dtypes.ProtoDataType.DT_BF16:
-        return _bf16_to_float32(raw, shape)
-    return np.frombuffer(raw, dtype=dtype).reshape(shape)
-
-
-def read_dump(data: bytes | bytearray | memoryview | str | os.PathLike[str]) -> DumpFile:
-    """Read a dump file from a path or from its bytes.
-
-    Raises :class:`DumpFormatError` when the bytes are not a dump: too short (msaccucmp wants more than 8
-    bytes), a header length of 0 or past the end, a header that does not parse, a tensor whose shape needs more
-    bytes than its ``size``, an unsupported dtype, sizes that run past the end of the file, or bytes left over
-    after the last tensor. ``OSError`` if a path cannot be read.
-    """
-    source = _read_file(data) if isinstance(data, (str, os.PathLike)) else data
-    try:
-        view = memoryview(source).cast("B")
-    except (TypeError, ValueError) as exc:
-        raise DumpFormatError(f"not a contiguous bytes-like object: {exc}") from None
-    file_size = view.nbytes
-    if file_size <= _LENGTH.size:
-        raise DumpFormatError(
-            f"dump is {file_size} bytes; it must be longer than the {_LENGTH.size}-byte header length"
-        )
-    (header_len,) = _LENGTH.unpack_from(view)
-    if header_len == 0:
-        raise DumpFormatError("header length is 0")
-    if header_len > file_size - _LENGTH.size:
-        raise DumpFormatError(
-            f"header length {header_len} runs past the end: only {file_size - _LENGTH.size} bytes follow it"
-        )
-    message = dump_data_pb2.DumpData()
-    start = _LENGTH.size
-    try:
-        message.ParseFromString(view[start : start + header_len])
-    except Exception as exc:  # upb raises DecodeError, but any failure here means a bad header
-        raise DumpFormatError(f"header ({header_len} bytes) is not a DumpData message: {exc}") from None
-
-    offset = start + header_len
-    sections = (message.input, message.output, message.buffer, message.space)
-    needed = sum(item.size for items in sections for item in items)
-    available = file_size - offset
-    if needed > available:
-        raise DumpFormatError(f"tensor sizes add up to {needed} bytes but only {available} bytes follow the header")
-    if needed < available:
-        raise DumpFormatError(f"{available - needed} bytes left over after the last tensor")
-
-    inputs = []
-    for i, tensor in enumerate(message.input):
-        inputs.append(_tensor("input", i, tensor, view, offset))
-        offset += tensor.size
-    outputs = []
-    for i, tensor in enumerate(message.output):
-        outputs.append(_tensor("output", i, tensor, view, offset))
-        offset += tensor.size
-    buffers = []
-    for item in message.buffer:
-        buffers.append(view[offset : offset + item.size])
-        offset += item.size
-    workspaces = []
-    for item in message.space:
-        workspaces.append(view[offset : offset + item.size])
-        offset += item.size
-    return DumpFile(
-        op_name=message.op_name,
-        dump_time=message.dump_time,
-        version=message.version,
-        inputs=inputs,
-        outputs=outputs,
-        header=message,
-        buffers=buffers,
-        workspaces=workspaces,
-    )

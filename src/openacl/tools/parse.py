@@ -26,14 +26,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from openacl.dump.format import MAPPING_FILE_NAME, MAX_NAME_BYTES, DumpFormatError, read_dump
+from openacl.dump.format import MAX_NAME_BYTES
+from openacl.dump.reader import FAILED_LIST_NAME, DumpFormatError, Names, find_dump_files, read_dump
 
 __all__ = ["FAILED_LIST_NAME", "ParseResult", "find_dump_files", "parse_dumps"]
-
-#: Written into the output directory when some files fail; one path a line, as msaccucmp writes it.
-FAILED_LIST_NAME = "convert_failed_file_list.txt"
-_SKIP_SUFFIXES = (".csv", ".npy", ".bin", ".tmp")
-_SKIP_NAMES = frozenset({MAPPING_FILE_NAME, FAILED_LIST_NAME})
 
 
 @dataclass
@@ -43,67 +39,6 @@ class ParseResult:
     parsed: list[pathlib.Path] = field(default_factory=list)
     written: list[pathlib.Path] = field(default_factory=list)
     failed: list[tuple[pathlib.Path, str]] = field(default_factory=list)
-
-
-def _skipped(name: str) -> bool:
-    """Stats CSVs, mapping.csv, converted outputs and temporary files (``.name`` or ``name.tmp``)."""
-    return name.startswith(".") or name.endswith(_SKIP_SUFFIXES) or name in _SKIP_NAMES
-
-
-def _read_mapping(directory: pathlib.Path) -> dict[str, str]:
-    """``hash -> original name`` from ``directory/mapping.csv``; empty if there is none or it cannot be read."""
-    mapping: dict[str, str] = {}
-    try:
-        text = (directory / MAPPING_FILE_NAME).read_text(encoding="utf-8", errors="surrogateescape")
-    except OSError:
-        return mapping
-    for line in text.splitlines():
-        hashed, sep, original = line.partition(",")
-        if sep and hashed.strip().isdigit() and original:
-            mapping[hashed.strip()] = original
-    return mapping
-
-
-class _Names:
-    """Original names of hashed files, reading each directory's mapping.csv once."""
-
-    def __init__(self) -> None:
-        self._mappings: dict[pathlib.Path, dict[str, str]] = {}
-
-    def original(self, path: pathlib.Path) -> str:
-        name = path.name
-        if not name.isdigit():
-            return name
-        mapping = self._mappings.get(path.parent)
-        if mapping is None:
-            mapping = self._mappings[path.parent] = _read_mapping(path.parent)
-        return mapping.get(name, name)
-
-
-def _find(src: pathlib.Path, names: _Names) -> list[pathlib.Path]:
-    if src.is_file():
-        return [src]
-    if not src.is_dir():
-        raise FileNotFoundError(f"no dump file or directory at {src}")
-    found = []
-    for root, dirs, files in os.walk(src):
-        dirs.sort()
-        for name in files:
-            path = pathlib.Path(root, name)
-            if not _skipped(name) and not _skipped(names.original(path)) and path.is_file():
-                found.append(path)
-    return sorted(found)
-
-
-def find_dump_files(src: str | os.PathLike[str]) -> list[pathlib.Path]:
-    """The dump files at ``src``: the file itself, or every dump file under the directory tree, sorted.
-
-    Skips ``*.csv`` (stats dumps, ``mapping.csv``), ``*.npy`` and ``*.bin`` (converted output),
-    ``convert_failed_file_list.txt`` and temporary files (names starting with ``.`` or ending in ``.tmp``), also
-    when a hashed name maps back to such a name.
-    ``FileNotFoundError`` if ``src`` does not exist.
-    """
-    return _find(pathlib.Path(src), _Names())
 
 
 def _save(path: pathlib.Path, write: Callable[[object], None]) -> None:
@@ -150,8 +85,8 @@ def parse_dumps(
     with contextlib.suppress(FileNotFoundError):
         failed_list.unlink()
 
-    names = _Names()
-    files = [path for path in _find(pathlib.Path(src), names) if not _is_within(path, out_resolved)]
+    names = Names()
+    files = [path for path in find_dump_files(src, names) if not _is_within(path, out_resolved)]
     result = ParseResult()
     owner: dict[str, pathlib.Path] = {}  # output name -> the dump file that produced it
     total = len(files)
