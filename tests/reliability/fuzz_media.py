@@ -34,8 +34,10 @@ def _pic(data: int, size: int, fmt: int, w: int, h: int, ws: int, hs: int) -> in
 
 
 class MediaObjects:
-    def __init__(self, stream: int) -> None:
+    def __init__(self, stream: int, reporter_tid: int) -> None:
         self.stream = stream
+        self.reporter_tid = reporter_tid
+        self.video_objects()
         self.channel = ok(M.dvpp_create_channel_desc)
         ok(M.dvpp_create_channel, self.channel)
         self.channel_spare = ok(M.dvpp_create_channel_desc)
@@ -81,6 +83,78 @@ class MediaObjects:
             member = ok(M.dvpp_get_pic_desc, batch, 0)
             for name in ("data", "size", "format", "width", "height", "width_stride", "height_stride"):
                 ok(getattr(M, f"dvpp_set_pic_desc_{name}"), member, ok(getattr(M, f"dvpp_get_pic_desc_{name}"), pic))
+
+    def video_objects(self) -> None:
+        """VDEC/VENC channel descs (callback and report thread set, no channel: sends fail with a code) and spares
+        the plausible create/destroy calls use."""
+        self.vdec_desc, self.vdec_spare = ok(M.vdec_create_channel_desc), ok(M.vdec_create_channel_desc)
+        self.venc_desc, self.venc_spare = ok(M.venc_create_channel_desc), ok(M.venc_create_channel_desc)
+        for desc in (self.vdec_desc, self.vdec_spare):
+            ok(M.vdec_set_channel_desc_thread_id, desc, self.reporter_tid)
+            ok(M.vdec_set_channel_desc_callback, desc, _video_callback)
+            ok(M.vdec_set_channel_desc_entype, desc, 3)
+        for desc in (self.venc_desc, self.venc_spare):
+            ok(M.venc_set_channel_desc_thread_id, desc, self.reporter_tid)
+            ok(M.venc_set_channel_desc_callback, desc, _video_callback)
+            ok(M.venc_set_channel_desc_pic_width, desc, 128)
+            ok(M.venc_set_channel_desc_pic_height, desc, 128)
+        self.vdec_frame, self.vdec_frame_spare = ok(M.vdec_create_frame_config), ok(M.vdec_create_frame_config)
+        self.venc_frame, self.venc_frame_spare = ok(M.venc_create_frame_config), ok(M.venc_create_frame_config)
+
+    def video_plausible(self) -> dict[str, tuple]:
+        vd, ve = self.vdec_desc, self.venc_desc
+        args: dict[str, tuple] = {
+            "acl.media.vdec_create_channel_desc": (),
+            "acl.media.vdec_destroy_channel_desc": (self.vdec_spare,),
+            "acl.media.vdec_set_channel_desc_channel_id": (vd, 3),
+            "acl.media.vdec_set_channel_desc_thread_id": (vd, self.reporter_tid),
+            "acl.media.vdec_set_channel_desc_callback": (vd, _video_callback),
+            "acl.media.vdec_set_channel_desc_entype": (vd, 3),
+            "acl.media.vdec_set_channel_desc_out_pic_format": (vd, 1),
+            "acl.media.vdec_set_channel_desc_out_pic_width": (vd, 0),
+            "acl.media.vdec_set_channel_desc_out_pic_height": (vd, 0),
+            "acl.media.vdec_set_channel_desc_ref_frame_num": (vd, 4),
+            "acl.media.vdec_set_channel_desc_out_mode": (vd, 0),
+            "acl.media.vdec_set_channel_desc_bit_depth": (vd, 0),
+            "acl.media.vdec_create_channel": (self.vdec_spare,),
+            "acl.media.vdec_destroy_channel": (vd,),
+            "acl.media.vdec_create_frame_config": (),
+            "acl.media.vdec_destroy_frame_config": (self.vdec_frame_spare,),
+            "acl.media.vdec_send_frame": (vd, self.stream_desc, self.dec_out, self.vdec_frame, None),
+            "acl.media.vdec_send_skipped_frame": (vd, self.stream_desc, self.vdec_frame, None),
+            "acl.media.venc_create_channel_desc": (),
+            "acl.media.venc_destroy_channel_desc": (self.venc_spare,),
+            "acl.media.venc_set_channel_desc_thread_id": (ve, self.reporter_tid),
+            "acl.media.venc_set_channel_desc_callback": (ve, _video_callback),
+            "acl.media.venc_set_channel_desc_entype": (ve, 3),
+            "acl.media.venc_set_channel_desc_pic_format": (ve, 1),
+            "acl.media.venc_set_channel_desc_pic_width": (ve, 128),
+            "acl.media.venc_set_channel_desc_pic_height": (ve, 128),
+            "acl.media.venc_set_channel_desc_key_frame_interval": (ve, 16),
+            "acl.media.venc_set_channel_desc_buf_addr": (ve, 0),
+            "acl.media.venc_set_channel_desc_buf_size": (ve, 1 << 20),
+            "acl.media.venc_set_channel_desc_rc_mode": (ve, 0),
+            "acl.media.venc_set_channel_desc_src_rate": (ve, 30),
+            "acl.media.venc_set_channel_desc_max_bit_rate": (ve, 1000),
+            "acl.media.venc_create_channel": (self.venc_spare,),
+            "acl.media.venc_destroy_channel": (ve,),
+            "acl.media.venc_create_frame_config": (),
+            "acl.media.venc_destroy_frame_config": (self.venc_frame_spare,),
+            "acl.media.venc_set_frame_config_eos": (self.venc_frame, 0),
+            "acl.media.venc_set_frame_config_force_i_frame": (self.venc_frame, 0),
+            "acl.media.venc_get_frame_config_eos": (self.venc_frame,),
+            "acl.media.venc_get_frame_config_force_i_frame": (self.venc_frame,),
+            "acl.media.venc_send_frame": (ve, self.src, 0, self.venc_frame, None),
+        }
+        for name in ("channel_id", "thread_id", "callback", "entype", "out_pic_format", "out_pic_width"):
+            args[f"acl.media.vdec_get_channel_desc_{name}"] = (vd,)
+        for name in ("out_pic_height", "ref_frame_num", "out_mode", "bit_depth"):
+            args[f"acl.media.vdec_get_channel_desc_{name}"] = (vd,)
+        for name in ("channel_id", "thread_id", "callback", "entype", "pic_format", "pic_width", "pic_height"):
+            args[f"acl.media.venc_get_channel_desc_{name}"] = (ve,)
+        for name in ("key_frame_interval", "buf_addr", "buf_size", "rc_mode", "src_rate", "max_bit_rate"):
+            args[f"acl.media.venc_get_channel_desc_{name}"] = (ve,)
+        return args
 
     @property
     def handles(self) -> list[int]:
@@ -179,7 +253,12 @@ class MediaObjects:
             args[f"acl.media.dvpp_set_roi_config_{side}"] = (self.roi_set, 3)
         args["acl.media.dvpp_get_resize_config_interpolation"] = (self.resize,)
         args["acl.media.dvpp_get_jpege_config_level"] = (self.jpege,)
+        args.update(self.video_plausible())
         return args
+
+
+def _video_callback(*args: object) -> None:
+    """A VDEC/VENC frame callback that keeps nothing."""
 
 
 _DESTROY_OF = {
@@ -191,6 +270,15 @@ _DESTROY_OF = {
     "acl.media.dvpp_create_roi_config": "dvpp_destroy_roi_config",
     "acl.media.dvpp_create_resize_config": "dvpp_destroy_resize_config",
     "acl.media.dvpp_create_jpege_config": "dvpp_destroy_jpege_config",
+    "acl.media.vdec_create_channel_desc": "vdec_destroy_channel_desc",
+    "acl.media.vdec_create_frame_config": "vdec_destroy_frame_config",
+    "acl.media.venc_create_channel_desc": "venc_destroy_channel_desc",
+    "acl.media.venc_create_frame_config": "venc_destroy_frame_config",
+}
+_CHANNEL_DESTROY_OF = {
+    "acl.media.dvpp_create_channel": "dvpp_destroy_channel",
+    "acl.media.vdec_create_channel": "vdec_destroy_channel",
+    "acl.media.venc_create_channel": "venc_destroy_channel",
 }
 
 
@@ -198,5 +286,5 @@ def undo_media(name: str, args: list, value: object) -> None:
     """Release what a successful ``acl.media`` call created (or re-make what it destroyed of the spares)."""
     if name in _DESTROY_OF and value:
         call(getattr(M, _DESTROY_OF[name]), value)
-    elif name == "acl.media.dvpp_create_channel" and args:
-        call(M.dvpp_destroy_channel, args[0])
+    elif name in _CHANNEL_DESTROY_OF and args:
+        call(getattr(M, _CHANNEL_DESTROY_OF[name]), args[0])

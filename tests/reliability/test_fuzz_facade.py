@@ -404,7 +404,7 @@ class Env:
         self.gear_models()
         self.aipp_objects()
         self.op_objects()
-        self.media = MediaObjects(self.stream)
+        self.media = MediaObjects(self.stream, self.reporter_tid)
         self.handles = [
             *(self.ctx, self.ctx1, self.ctx_spare, self.dead_ctx),
             *(self.stream, self.stream2, self.stream3, self.foreign_stream, self.dead_stream),
@@ -2236,7 +2236,8 @@ def test_ge_graph_builders(data):
             specs = [n.attrs for n in graph.nodes if n.type == "Data"]
             feeds = []
             for spec in sorted(specs, key=lambda a: a["index"]):
-                shape = tuple(1 if d is None else d for d in spec["shape"])
+                # shape None: the first run's input decides it (GE-PY's 0-dim Data)
+                shape = (1,) if spec["shape"] is None else tuple(1 if d is None else d for d in spec["shape"])
                 if any(d < 0 for d in shape) or math.prod(shape) > 10_000:
                     break
                 feeds.append(np.ones(shape, spec["dtype"]))
