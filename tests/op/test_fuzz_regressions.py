@@ -48,3 +48,17 @@ def test_regression_a_huge_1d_integer_input_does_not_exhaust_memory():
     assert compiled._data_prop_is_safe([compiled.Feed(0, "x", np.dtype(np.int64), (4096,), 0)])
     assert not compiled._data_prop_is_safe([compiled.Feed(0, "x", np.dtype(np.int64), (4097,), 0)])
     assert compiled._data_prop_is_safe([compiled.Feed(0, "x", np.dtype(np.float32), (10**9,), 0)])
+
+
+def test_regression_a_huge_2d_integer_cast_does_not_exhaust_memory():
+    """The 1-D rule missed a [2**31, 2] int32 input (the full fuzz run ran out of memory in the same inference):
+    any integer input past the limit, of any rank, turns data propagation off."""
+    from openacl.op import compiled
+
+    src = acl.create_tensor_desc(3, [2**31, 2], 2)  # ACL_INT32, ND
+    dst = acl.create_tensor_desc(0, [2**31, 2], 2)
+    handle, ret = acl.op.create_handle_for_cast(src, dst, 0)
+    assert ret == 0 and handle
+    acl.op.destroy_handle(handle)
+    assert not compiled._data_prop_is_safe([compiled.Feed(0, "x", np.dtype(np.int32), (2**31, 2), 0)])
+    assert not compiled._data_prop_is_safe([compiled.Feed(0, "x", np.dtype(np.int64), (65, 65), 0)])
