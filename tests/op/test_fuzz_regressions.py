@@ -47,7 +47,17 @@ def test_regression_a_huge_1d_integer_input_does_not_exhaust_memory():
     acl.op.destroy_handle(handle)  # pyACL's destroy_handle returns None
     assert compiled._data_prop_is_safe([compiled.Feed(0, "x", np.dtype(np.int64), (4096,), 0)])
     assert not compiled._data_prop_is_safe([compiled.Feed(0, "x", np.dtype(np.int64), (4097,), 0)])
-    assert compiled._data_prop_is_safe([compiled.Feed(0, "x", np.dtype(np.float32), (10**9,), 0)])
+    assert not compiled._data_prop_is_safe([compiled.Feed(0, "x", np.dtype(np.float32), (10**9,), 0)])
+
+
+def test_regression_a_huge_float_to_int_cast_does_not_exhaust_memory():
+    """A float input cast to int64 gave data propagation an integer tensor of the input's size: the rule covers
+    every input, whatever its dtype (the full fuzz run ran out of memory here)."""
+    src = acl.create_tensor_desc(0, [2**62], 2)  # ACL_FLOAT
+    dst = acl.create_tensor_desc(9, [2**62], 2)  # ACL_INT64
+    handle, ret = acl.op.create_handle_for_cast(src, dst, 0)
+    assert ret == 0 and handle
+    acl.op.destroy_handle(handle)
 
 
 def test_regression_a_huge_2d_integer_cast_does_not_exhaust_memory():

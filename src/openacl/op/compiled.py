@@ -215,9 +215,10 @@ DATA_PROP_MAX_ELEMENTS = 4096
 
 
 def _data_prop_is_safe(feeds) -> bool:
-    """ONNX's data propagation builds a value per element of an integer input (a shape is a short 1-D one): any
-    larger integer input, of any rank, turns it off, or inference of a [2**63-1] Cast eats all memory."""
-    return not any(feed.dtype.kind in "iub" and math.prod(feed.shape) > DATA_PROP_MAX_ELEMENTS for feed in feeds)
+    """ONNX's data propagation builds a value per element of an integer tensor (a shape is a short 1-D one), and a
+    Cast makes an integer tensor of any input: an input past the limit, of any dtype or rank, turns it off, or
+    inference of a [2**63-1] Cast eats all memory."""
+    return not any(math.prod(feed.shape) > DATA_PROP_MAX_ELEMENTS for feed in feeds)
 
 
 def _lower(op_type: str, in_descs: list[TensorDesc], out_descs: list[TensorDesc], attr: OpAttr):
