@@ -47,7 +47,8 @@ from openacl.media import chip as _chip
 from openacl.media import descs as _descs
 from openacl.media import frames as _frames
 from openacl.media.formats import NV12_NV21, PixelFormat, StreamFormat, align_up
-from openacl.media.video_channel import CallbackChannel, Pending, log
+from openacl.media.video_channel import CallbackChannel, Pending, check_entype, log
+from openacl.media.video_channel import destroy_channel_desc as destroy_channel_desc_in
 from openacl.runtime import memory as _memory
 from openacl.runtime.handles import HandleTable
 
@@ -218,19 +219,12 @@ def create_channel_desc() -> int:
 
 
 def destroy_channel_desc(handle: int) -> None:
-    with _lifetime:
-        desc = channel_descs.get(handle)
-        if desc.channel is not None:
-            raise AclError(
-                AclCode.ACL_ERROR_RELATIVE_RESOURCE_NOT_CLEARED, f"venc channel of desc {handle:#x} is not destroyed"
-            )
-        channel_descs.remove(handle)
+    destroy_channel_desc_in(channel_descs, _lifetime, handle, "venc")
 
 
 def set_entype(handle: int, entype: int) -> None:
     desc = channel_descs.get(handle)
-    if entype not in set(StreamFormat):
-        raise AclError(_INVALID, f"entype {entype} is not a stream format (0 H.265 main, 1..3 H.264)")
+    check_entype(entype)
     desc.entype = entype
 
 

@@ -30,8 +30,10 @@ from collections.abc import Callable
 
 from openacl.errors import AclCode, AclError
 from openacl.log import get_logger
+from openacl.media.formats import StreamFormat
 from openacl.runtime import device as _device
 from openacl.runtime import report as _report
+from openacl.runtime.handles import HandleTable
 
 log = get_logger("media")
 
@@ -175,3 +177,22 @@ class CallbackChannel:
                 AclCode.ACL_ERROR_RT_REPORT_TIMEOUT,
                 f"{self.kind}_destroy_channel: {undelivered} frame callback(s) never ran on thread {self.thread_id}",
             )
+
+
+def destroy_channel_desc(table: HandleTable, lifetime: threading.Lock, handle: int, kind: str) -> None:
+    """Destroy a VDEC/VENC channel desc; one whose channel still exists is refused, as DVPP does."""
+    with lifetime:
+        desc = table.get(handle)
+        if desc.channel is not None:
+            raise AclError(
+                AclCode.ACL_ERROR_RELATIVE_RESOURCE_NOT_CLEARED, f"{kind} channel of desc {handle:#x} is not destroyed"
+            )
+        table.remove(handle)
+
+
+def check_entype(entype: int) -> None:
+    """A channel's stream format: one of DVPP's H.265/H.264 numbers."""
+    if entype not in set(StreamFormat):
+        raise AclError(
+            AclCode.ACL_ERROR_INVALID_PARAM, f"entype {entype} is not a stream format (0 H.265 main, 1..3 H.264)"
+        )
