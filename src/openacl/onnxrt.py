@@ -22,9 +22,13 @@ def ort_threads() -> int:
         return 0
 
 
-def session_options(optimize: bool = True, external_data_folder: str | None = None):
-    """``external_data_folder``: where a session made from model bytes finds external data (the model's folder)."""
+def session_options(optimize: bool = True, external_data_folder: str | None = None, prepack: bool = True):
+    """``external_data_folder``: where a session made from model bytes finds external data (the model's folder).
+    ``prepack=False`` keeps onnxruntime from repacking constant weights into kernel layouts: a session that reads
+    its weights from the model's bytes (``model.skeleton``) then holds no second copy of them."""
     options = ort.SessionOptions()
+    if not prepack:
+        options.add_session_config_entry("session.disable_prepacking", "1")
     if external_data_folder is not None:
         options.add_session_config_entry("session.model_external_initializers_file_folder_path", external_data_folder)
     options.intra_op_num_threads = ort_threads()

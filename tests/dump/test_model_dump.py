@@ -32,7 +32,8 @@ OPS = [node for node in onnx.load(DEMO_MODEL).graph.node]
 
 
 def intermediates(x: np.ndarray) -> dict[str, np.ndarray]:
-    """onnxruntime's own values of every node output, graph optimisations off."""
+    """onnxruntime's own values of every node output, graph optimisations and weight prepacking off (as the
+    observed run computes them)."""
     model = onnx.load(DEMO_MODEL)
     known = {o.name for o in model.graph.output}
     for node in model.graph.node:
@@ -41,6 +42,7 @@ def intermediates(x: np.ndarray) -> dict[str, np.ndarray]:
                 model.graph.output.append(onnx.ValueInfoProto(name=name))
     options = ort.SessionOptions()
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    options.add_session_config_entry("session.disable_prepacking", "1")
     session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
     names = [o.name for o in session.get_outputs()]
     return dict(zip(names, session.run(names, {"input": x}), strict=True))

@@ -48,15 +48,15 @@ class OpRecord:
 
     def record(
         self,
-        inputs: Sequence[np.ndarray],
-        outputs: Sequence[np.ndarray],
+        inputs: Sequence[np.ndarray | None],
+        outputs: Sequence[np.ndarray | None],
         stream_id: int,
         stats: Sequence[str] | None = None,
         borrowed: Collection[int] = (),
     ) -> Record:
-        """This execution's file of the operator, from all its input and output arrays (the selected slots are
-        taken here). ``stats``: the ``dump_stats`` items of a stats dump (a CSV file), None for tensors.
-        ``borrowed``: ``id()`` of the arrays that view the program's memory."""
+        """This execution's file of the operator, from its input and output arrays by slot (only the selected
+        slots are read; the others may be None). ``stats``: the ``dump_stats`` items of a stats dump (a CSV
+        file), None for tensors. ``borrowed``: ``id()`` of the arrays that view the program's memory."""
         inputs = [inputs[i] for i in self.inputs]
         outputs = [outputs[i] for i in self.outputs]
         stamp = naming.now_us()

@@ -163,12 +163,13 @@ def _settings_for_new_model_locked() -> DumpSession | None:
     return _from_init or _from_env
 
 
-def model_loaded(model_id: int) -> None:
-    """A model was loaded: it takes the dump settings in force now, if any."""
+def model_loaded(model_id: int) -> bool:
+    """A model was loaded: it takes the dump settings in force now, if any (then True: it may be dumped)."""
     with _lock:
         session = _settings_for_new_model_locked()
         if session is not None:
             _models[model_id] = ModelDump(session)
+        return session is not None
 
 
 def attach(model_id: int, session: DumpSession) -> None:
@@ -272,32 +273,31 @@ class DumpStep:
 
     def emit(
         self,
-        tensors: Sequence[tuple[Sequence[np.ndarray], Sequence[np.ndarray]]],
+        tensors: Sequence[tuple[OpRecord, Sequence[np.ndarray | None], Sequence[np.ndarray | None]]],
         device_id: int,
         stream_id: int,
         borrowed: Sequence[np.ndarray] = (),
     ) -> None:
-        """Queue this execution's files (blocks under back-pressure); ``wait`` for them afterwards.
+        """Queue the files of some planned operators (blocks under back-pressure): called once per part of the
+        execution that hands its tensors out, then :meth:`seal`, then :meth:`wait`.
 
-        ``tensors``: each planned operator's (inputs, outputs), in ``ops`` order. ``borrowed``: the arrays among
-        them that view the program's memory (the model inputs); the writer copies those before a callback can
-        see them after this execution returns."""
+        ``tensors``: (planned operator, its inputs, its outputs), each list by slot (only the slots the operator
+        dumps are read). ``borrowed``: the arrays among them that view the program's memory (the model inputs);
+        the writer copies those before a callback can see them after this execution returns."""
         config = self.state.session.config
         directory = os.fspath(self.directory(device_id))
         stats = config.dump_stats if config.dump_data == "stats" else None
         borrowed_ids = {id(array) for array in borrowed}
         files: list[OutgoingFile] = []
-        try:
-            for op, (inputs, outputs) in zip(self.ops, tensors, strict=True):
-                record = op.record(inputs, outputs, stream_id, stats, borrowed_ids)
-                files.append(
-                    OutgoingFile(
-                        directory, record.name, record.parts, record.size, self.batch, self.callback, record.borrowed
-                    )
-                )
-            writer.submit_many(files)
-        finally:
-            writer.seal(self.batch)
+        for op, inputs, outputs in tensors:
+            record = op.record(inputs, outputs, stream_id, stats, borrowed_ids)
+            target = (self.batch, self.callback, record.borrowed)
+            files.append(OutgoingFile(directory, record.name, record.parts, record.size, *target))
+        writer.submit_many(files)
+
+    def seal(self) -> None:
+        """Every file of this execution is emitted (call it even when the execution failed midway)."""
+        writer.seal(self.batch)
 
     def wait(self) -> None:
         """On disk, wait for the files (``ACL_ERROR_WRITE_FILE`` if one failed); through a callback, don't."""

@@ -15,7 +15,6 @@ nodes, named after the GE node whose outputs they write (helper nodes ``<GE node
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -25,6 +24,7 @@ from openacl.dump import session as _dumps
 from openacl.dump.config import parse_dump_section
 from openacl.errors import AclError, GeError, GeStatus
 from openacl.model.observed import ObservedModel
+from openacl.model.skeleton import Weights
 
 __all__ = ["DUMP_OPTIONS", "GraphDump", "dump_session"]
 
@@ -74,41 +74,38 @@ def dump_session(options: Mapping[str, str]) -> _dumps.DumpSession | None:
 
 
 class GraphDump:
-    """One built graph as the dump machinery sees a model: its ONNX proto, name, id, steps, observed twin."""
+    """One built graph as the dump machinery sees a model: its dump state, name, id, steps, observed twin."""
 
     def __init__(self, session: _dumps.DumpSession, model: onnx.ModelProto, name: str, graph_id: int) -> None:
         self.state = _dumps.ModelDump(session)
-        self.proto = model
-        self.folder: str | None = None  # a GE graph has no file, so no external data beside it
         self.name = name
         self.id = graph_id
-        self.inputs = [SimpleNamespace(name=i.name) for i in model.graph.input]
-        self.outputs = [SimpleNamespace(name=o.name) for o in model.graph.output]
         self.executions = 0
-        self._observed: ObservedModel | None = None
+        inputs = [i.name for i in model.graph.input]
+        outputs = [o.name for o in model.graph.output]
+        # A GE graph has no file, so its weights are in the graph and no external data is beside it.
+        self.observed = ObservedModel(model, Weights(), f"graph {graph_id} ({name})", inputs, outputs)
 
     def next_step(self) -> int:
         """Called by the run that holds the graph (runs of one graph never overlap), so no lock."""
         step, self.executions = self.executions, self.executions + 1
         return step
 
-    def observed(self) -> ObservedModel:
-        if self._observed is None:
-            self._observed = ObservedModel(self)
-        return self._observed
-
-    def run(self, feeds: Sequence[np.ndarray], device_id: int) -> list[np.ndarray] | None:
-        """Run and dump this step when the dump selects it; None when it does not (the caller runs plainly)."""
+    def dump(self, feeds: Sequence[np.ndarray], device_id: int) -> None:
+        """Dump this step when the dump selects it. The step's outputs are the plain run's either way (the
+        observed run beside it only feeds the dump), so a dump never changes what the graph returns."""
         step = _dumps.step_of(self.state, self.id, self.name, self.next_step(), None)
         if step is None:
-            return None
-        observed = self.observed()
+            return
+        observed = self.observed
         if step.needs_plan:
             step.plan(observed.ops, observed.skipped)
         if not step.start():
-            return None
-        values = observed.run(list(feeds))
-        results = observed.model_outputs(values)
-        step.emit([observed.tensors(values, op.index) for op in step.ops], device_id, 0, borrowed=list(feeds))
+            return
+        try:
+            observed.prepare(step.ops)
+            for tensors in observed.run(list(feeds)):
+                step.emit(tensors, device_id, 0, borrowed=list(feeds))
+        finally:
+            step.seal()
         step.wait()
-        return results

@@ -565,9 +565,9 @@ class Session:
                         GeStatus.FAILED, f"graph {graph_id}: variable {exc} is gone (the session was closed)"
                     ) from None
         try:
-            results = None if exe.dump is None else exe.dump.run([*arrays, *variables], self._device_id)
-            if results is None:
-                results = exe.run(arrays, variables)
+            results = exe.run(arrays, variables)
+            if exe.dump is not None:
+                exe.dump.dump([*arrays, *variables], self._device_id)
         except Exception as exc:
             raise GeError(GeStatus.FAILED, f"graph {graph_id} failed in onnxruntime: {_first_line(exc)}") from None
         if exe.assigns:

@@ -74,7 +74,7 @@ def get_desc_from_file(handle: int, path: str) -> None:
     """``get_desc_from_file``: describe a model file without loading it (model id 0 in the description)."""
     descs.get(handle)
     real = _model.onnx_stand_in(path)
-    _fill(handle, _model.describe_bytes(_model.read_model_file(real), path, real))
+    _fill(handle, _model.describe_bytes(None, path, _model.check_model_file(real)))
 
 
 def get_desc_from_memory(handle: int, addr: int, size: int) -> None:

@@ -150,21 +150,32 @@ def _write_outputs(model: Model, results: list[np.ndarray], targets: list[Output
 
 def run(model: Model, feeds: list[np.ndarray], buffers: list[OutputTarget], device_id: int, stream_id: int) -> None:
     """One execution, dumping it if the dump session says this step is dumped: the dump gets the operators (to
-    plan, once) and each planned operator's tensors; it never reaches into the model."""
+    plan, once) and each planned operator's tensors; it never reaches into the model.
+
+    Decision: a dumped step's outputs come from the same optimised session as any other step's, and its dump from
+    the observed run of the model's own operators beside it, so turning a dump on never changes what a program
+    reads (the two runs differ by onnxruntime's fusions, ~1e-6 relative). A dumped step therefore costs one plain
+    run more; the README's dump section gives the measured cost of this and of the alternatives."""
     feeds = aipp.resolve(feeds)
     step = dump_session.step_for(model.id, model.name, model.next_step())
     if step is not None and step.needs_plan:
         observed = model.observed()
         step.plan(observed.ops, observed.skipped)
     if step is None or not step.start():
-        _write_outputs(model, model.run(feeds), buffers)
+        if model.session is not None:  # a model loaded for dumps only has nothing to run when nothing is dumped
+            _write_outputs(model, model.run(feeds), buffers)
         return
+    if model.session is not None:
+        _write_outputs(model, model.run(feeds), buffers)
     observed = model.observed()
-    values = observed.run(feeds)
-    results = observed.model_outputs(values)
-    model.last_output_shapes = [result.shape for result in results]
-    step.emit([observed.tensors(values, op.index) for op in step.ops], device_id, stream_id, borrowed=feeds)
-    _write_outputs(model, results, buffers)
+    try:
+        observed.prepare(step.ops)
+        for tensors in observed.run(feeds):
+            step.emit(tensors, device_id, stream_id, borrowed=feeds)
+    finally:
+        step.seal()
+    if model.session is None:  # a model loaded for dumps only: its outputs are the observed run's
+        model.last_output_shapes = [output.shape for output in observed.outputs]
     step.wait()
 
 

@@ -30,7 +30,7 @@ from openacl.dtypes import ONNX_STRING, AclFormat, acl_from_numpy, numpy_from_on
 from openacl.dump import session as dump_session
 from openacl.errors import AclCode, AclError
 from openacl.log import get_logger
-from openacl.model import aipp, dynamic
+from openacl.model import aipp, dynamic, skeleton
 from openacl.model.observed import ObservedModel
 from openacl.onnxrt import session_options
 from openacl.runtime import memory
@@ -109,36 +109,56 @@ def _describe(value_info) -> TensorDesc:
     return TensorDesc(value_info.name, dtype, dims, int(fmt))
 
 
-def external_data_files(proto) -> list[str]:
-    """The files a model's initializers keep their bytes in (ONNX external data), in first-use order."""
+def external_data_files(proto, own: str = "") -> list[str]:
+    """The files a model's initializers keep their bytes in (ONNX external data), in first-use order; ``own``
+    is the skeleton's name for the model's own bytes (not an external file)."""
     found: dict[str, None] = {}
     for init in proto.graph.initializer:
         if init.data_location == 1:  # TensorProto.EXTERNAL
             location = next((entry.value for entry in init.external_data if entry.key == "location"), "")
-            found[location] = None
+            if location != own:
+                found[location] = None
     return list(found)
 
 
 class Model:
     """A loaded ONNX model. ``run`` is thread-safe (onnxruntime sessions are).
 
-    ``path`` is the model file when it was loaded from one: onnxruntime opens the file itself, and external data
-    (initializers kept in files beside the model, as torch's exporter writes them) is found relative to the
-    model's folder, whatever the current directory. Bytes from memory have no folder: a model whose weights are
-    in external data files is refused (``ACL_ERROR_PARSE_MODEL``) rather than looked up in the current directory.
+    ``path`` is the model file when it was loaded from one (``data`` is then None): onnxruntime opens the file
+    itself, and external data (initializers kept in files beside the model, as torch's exporter writes them) is
+    found relative to the model's folder, whatever the current directory. Bytes from memory have no folder: a
+    model whose weights are in external data files is refused (``ACL_ERROR_PARSE_MODEL``) rather than looked up
+    in the current directory.
+
+    Memory: the model's weights are held once, by onnxruntime. What openacl keeps is the graph without its large
+    weights (``proto``, see :mod:`openacl.model.skeleton`) and where the weights are (``weights``): the file,
+    or for a model from memory its bytes, kept only while a dump may need them (:meth:`forget_model_bytes`). A
+    dump's observed sessions read the weights from there at the model's first dumped step.
+
+    ``dump_only`` (``openacl dump``): no optimised session is built, since nothing reads the outputs; an
+    execution is then its observed run.
     """
 
-    def __init__(self, model_id: int, name: str | None, data: bytes, source: str, path: str | None = None) -> None:
+    def __init__(
+        self,
+        model_id: int,
+        name: str | None,
+        data: bytes | None,
+        source: str,
+        path: str | None = None,
+        dump_only: bool = False,
+    ) -> None:
         import onnx
         import onnxruntime as ort
 
         try:
-            proto = onnx.load_model_from_string(data)
+            found = skeleton.of_file(path) if path is not None else skeleton.of_bytes(data or b"", skeleton.IN_MEMORY)
+            proto = onnx.load_model_from_string(found.data)
         except Exception as exc:
             raise AclError(AclCode.ACL_ERROR_PARSE_MODEL, f"{source}: not an ONNX model ({exc})") from None
         if not proto.graph.node and not proto.graph.output:
             raise AclError(AclCode.ACL_ERROR_PARSE_MODEL, f"{source}: not an ONNX model (no graph)")
-        external = external_data_files(proto)
+        external = external_data_files(proto, found.location)
         if external and path is None:
             raise AclError(
                 AclCode.ACL_ERROR_PARSE_MODEL,
@@ -149,18 +169,21 @@ class Model:
         self.id = model_id
         self.name = name or proto.graph.name or "model"  # no file name: the ONNX graph's name
         self.source = source
-        self.proto = proto
+        self.proto = proto  # the graph without its large weights
         #: Where external data is found (the model file's folder), None for a model from memory.
         self.folder = os.path.dirname(os.path.abspath(path)) if path is not None else None
+        self.weights = skeleton.Weights(folder=self.folder) if path is not None else skeleton.Weights(data=data)
         self.inputs = tuple(_describe(vi) for vi in proto.graph.input if vi.name not in initializers)
         self.outputs = tuple(_describe(vi) for vi in proto.graph.output)
-        try:
-            self.session = ort.InferenceSession(
-                path if path is not None else data, session_options(), providers=["CPUExecutionProvider"]
-            )
-        except Exception as exc:
-            raise AclError(AclCode.ACL_ERROR_PARSE_MODEL, f"{source}: onnxruntime cannot load it ({exc})") from None
-        self._ort_values = onnxrt.needs_ort_values(self.session)
+        self.session = None
+        if not dump_only:
+            try:
+                self.session = ort.InferenceSession(
+                    path if path is not None else data, session_options(), providers=["CPUExecutionProvider"]
+                )
+            except Exception as exc:
+                raise AclError(AclCode.ACL_ERROR_PARSE_MODEL, f"{source}: onnxruntime cannot load it ({exc})") from None
+        self._ort_values = self.session is not None and onnxrt.needs_ort_values(self.session)
         self._input_names = [desc.name for desc in self.inputs]
         self._output_names = [desc.name for desc in self.outputs]
         metadata = {prop.key: prop.value for prop in proto.metadata_props}
@@ -234,6 +257,8 @@ class Model:
 
     def run(self, feeds: list[np.ndarray]) -> list[np.ndarray]:
         """Execute once; ``feeds`` in input order. Raises ``AclError`` if onnxruntime rejects them."""
+        if self.session is None:
+            raise AclError(AclCode.ACL_ERROR_FAILURE, f"model {self.id} ({self.name}) is loaded for dumps only")
         try:
             feeds_by_name = dict(zip(self._input_names, feeds, strict=True))
             outputs = onnxrt.run(self.session, self._output_names, feeds_by_name, self._ort_values)
@@ -244,12 +269,18 @@ class Model:
         self.last_output_shapes = [out.shape for out in outputs]
         return outputs
 
-    def observed(self):
-        """The same model with every intermediate value exposed; built on first use only (dumps need it)."""
+    def observed(self) -> ObservedModel:
+        """The model's own operators, run for a dump; built on first use only (dumps need it)."""
         with self._observed_lock:
             if self._observed is None:
-                self._observed = ObservedModel(self)
+                label = f"model {self.id} ({self.name})"  # as ``run`` names the model in errors
+                self._observed = ObservedModel(self.proto, self.weights, label, self._input_names, self._output_names)
             return self._observed
+
+    def forget_model_bytes(self) -> None:
+        """A model from memory that no dump will read: its bytes go (onnxruntime holds its own weights)."""
+        if self.weights.data is not None:
+            self.weights = skeleton.Weights()
 
 
 def _tensor_bytes(tensor) -> int:
@@ -283,9 +314,9 @@ def onnx_stand_in(path: str) -> str:
     return path
 
 
-def read_model_file(path: str) -> bytes:
-    """A model file's bytes (an ``.om`` path read from its ONNX stand-in), with CANN's codes for files that cannot
-    be used."""
+def check_model_file(path: str) -> str:
+    """The file openacl reads for a model path (an ``.om`` path's ONNX stand-in), checked with CANN's codes for
+    files that cannot be used: a file that is not there or not a regular readable file, or an empty one."""
     path = onnx_stand_in(path)
     try:
         if not os.path.isfile(path):
@@ -293,6 +324,17 @@ def read_model_file(path: str) -> bytes:
         size = os.path.getsize(path)
         if size == 0 or size > MAX_MODEL_BYTES:
             raise AclError(AclCode.ACL_ERROR_MODEL_SIZE_INVALID, f"model file {path!r} has {size} bytes")
+        with open(path, "rb"):
+            pass
+    except OSError as exc:
+        raise AclError(AclCode.ACL_ERROR_INVALID_FILE, f"cannot read model file {path!r}: {exc}") from None
+    return path
+
+
+def read_model_file(path: str) -> bytes:
+    """A model file's bytes, checked as :func:`check_model_file` checks it."""
+    path = check_model_file(path)
+    try:
         with open(path, "rb") as f:
             return f.read()
     except OSError as exc:
@@ -304,24 +346,26 @@ def model_name_of_path(path: str) -> str:
     return Path(path).stem
 
 
-def load_bytes(data: bytes, name: str | None, source: str, path: str | None = None) -> Model:
-    """Load ONNX bytes (read from ``path`` when there is one); ``name`` (what dumps call the model) defaults to
-    the ONNX graph's name."""
-    if not data:
+def load_bytes(
+    data: bytes | None, name: str | None, source: str, path: str | None = None, dump_only: bool = False
+) -> Model:
+    """Load ONNX bytes, or the model file at ``path`` (``data`` None); ``name`` (what dumps call the model)
+    defaults to the ONNX graph's name."""
+    if not data and path is None:
         raise AclError(AclCode.ACL_ERROR_MODEL_SIZE_INVALID, f"{source}: model size is 0")
     with _lock:
         model_id = next(_ids)
-    model = Model(model_id, name, data, source, path)
-    dump_session.model_loaded(model_id)  # it takes the dump settings in force now
+    model = Model(model_id, name, data, source, path, dump_only)
+    if not dump_session.model_loaded(model_id) and not dump_only:  # it takes the dump settings in force now
+        model.forget_model_bytes()
     with _lock:
         models[model_id] = model
     log.info("loaded model %d (%s) from %s", model_id, name, source)
     return model
 
 
-def load_from_file(path: str) -> Model:
-    real = onnx_stand_in(path)
-    return load_bytes(read_model_file(real), model_name_of_path(path), path, real)
+def load_from_file(path: str, dump_only: bool = False) -> Model:
+    return load_bytes(None, model_name_of_path(path), path, check_model_file(path), dump_only)
 
 
 def load_from_memory(addr: int, size: int) -> Model:
@@ -347,9 +391,9 @@ def load_from_mem_with_mem(
     return load_from_memory(addr, size)
 
 
-def describe_bytes(data: bytes, source: str, path: str | None = None) -> Model:
+def describe_bytes(data: bytes | None, source: str, path: str | None = None) -> Model:
     """A model built only to be described (``get_desc_from_file`` / ``_mem``): id 0, in no table, no dumps."""
-    if not data:
+    if not data and path is None:
         raise AclError(AclCode.ACL_ERROR_MODEL_SIZE_INVALID, f"{source}: model size is 0")
     return Model(0, None, data, source, path)
 

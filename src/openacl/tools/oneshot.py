@@ -104,7 +104,7 @@ def dump_model(
         raise BadArgument(AclCode.ACL_ERROR_WRITE_FILE, f"cannot create {out}: {exc.strerror or exc}") from None
     if not os.access(out, os.W_OK):
         raise BadArgument(AclCode.ACL_ERROR_WRITE_FILE, f"{out} is not writable")
-    model = _model.load_from_file(str(model_path))
+    model = _model.load_from_file(str(model_path), dump_only=True)  # nothing reads its outputs
     try:
         entry: dict = {"model_name": model.name}
         if layers:
