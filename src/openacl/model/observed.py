@@ -81,15 +81,22 @@ class _Segment:
     release: list[str]  # values no later segment, planned operator or model output reads
 
 
+def _bodies(node) -> list:
+    """The subgraphs a node runs (``If`` branches, ``Loop``/``Scan`` bodies)."""
+    bodies = []
+    for attribute in node.attribute:
+        if attribute.HasField("g"):
+            bodies.append(attribute.g)
+        bodies.extend(attribute.graphs)
+    return bodies
+
+
 def _outer_names(graph) -> set[str]:
     """The names a subgraph reads from the scopes around it."""
     defined = {value.name for value in graph.input} | {init.name for init in graph.initializer}
     used: set[str] = set()
     for node in graph.node:
-        used.update(name for name in node.input if name)
-        for attribute in node.attribute:
-            for body in (attribute.g, *attribute.graphs) if attribute.HasField("g") else attribute.graphs:
-                used |= _outer_names(body)
+        used |= _reads(node)
         defined.update(node.output)
     return used - defined
 
@@ -97,10 +104,8 @@ def _outer_names(graph) -> set[str]:
 def _reads(node) -> set[str]:
     """Every value a node reads: its inputs and what its subgraphs take from outside them."""
     names = {name for name in node.input if name}
-    for attribute in node.attribute:
-        bodies = [attribute.g] if attribute.HasField("g") else []
-        for body in (*bodies, *attribute.graphs):
-            names |= _outer_names(body)
+    for body in _bodies(node):
+        names |= _outer_names(body)
     return names
 
 
