@@ -12,6 +12,10 @@
 (c0) the same on the 1-2 ms variant of (a): the dump's fixed cost per operator shows there.
 (d) openacl compare of two dumps of 300 MB each (fp32 golden, a device run 1e-4 away), in dump bytes read per
     second, vs the floor: reading the same files with numpy alone (np.fromfile).        target >= 0.5 GB/s
+(e) peak resident memory of one run of a ViT-B/16-sized model (86M parameters, 403 operators), each side a fresh
+    process: acl.mdl.load_from_file and execute without a dump vs a plain onnxruntime session.
+(f) the same for `openacl dump --layer` of one operator                                  target ratio <= 1.30
+(g) the same for `openacl dump --stats` (every operator's statistics)                    target ratio <= 1.30
 
 Usage: python benchmarks/dump.py [--quick] [--json]
 """
@@ -26,6 +30,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import _memory
 import numpy as np
 import onnx
 import onnxruntime as ort
@@ -206,6 +211,32 @@ def bench_compare(root: Path, total_bytes: int, rounds: int) -> tuple[float, flo
     return ours_s, floor_s, size
 
 
+def bench_memory(work: Path, rounds: int) -> dict[str, list[int]]:
+    """Peak resident bytes of each program, ``rounds`` fresh processes each, the programs alternating."""
+    model = work / "vit.onnx"
+    onnx.save(_memory.build_vit(), model)
+    dump = ["openacl", "dump", str(model), "--quiet", "-o", str(work / "vit-dump")]
+    programs = {
+        "onnxruntime": ["onnxruntime", str(model)],
+        "acl": ["acl", str(model)],
+        "layer": [*dump, "--layer", "block6_fc1_matmul"],
+        "stats": [*dump, "--stats"],
+    }
+    peaks: dict[str, list[int]] = {name: [] for name in programs}
+    for _ in range(rounds):
+        for name, argv in programs.items():
+            peaks[name].append(_memory.peak_rss(argv))
+            shutil.rmtree(work / "vit-dump", ignore_errors=True)
+    model.unlink()
+    return peaks
+
+
+def _memory_row(figure: str, ours: list[int], base: list[int], target: str) -> tuple:
+    mib = 2**20
+    return (figure, f"{statistics.median(ours) / mib:.0f} MiB", f"{statistics.median(base) / mib:.0f} MiB",
+            statistics.median(ours) / statistics.median(base), target)  # fmt: skip
+
+
 def main() -> int:
     args = argument_parser(__doc__).parse_args()
     n, rounds = (20, 3) if args.quick else (200, 7)
@@ -231,6 +262,7 @@ def main() -> int:
         acl.mdl.finalize_dump()
         per_op = (cb0_ours - cb0_base) / len(small.model.proto.graph.node)
         cmp_ours, cmp_floor, cmp_bytes = bench_compare(work / "compare", (60 if args.quick else 300) << 20, rounds)
+        peaks = bench_memory(work, 1 if args.quick else 3)
     finally:
         acl.rt.reset_device(0)
         acl.finalize()
@@ -272,8 +304,13 @@ def main() -> int:
             cmp_ours / cmp_floor,
             ">= 0.5 GB/s",
         ),
+        _memory_row("(e) peak memory, ViT-B/16 execute", peaks["acl"], peaks["onnxruntime"], ""),
+        _memory_row("(f) peak memory, ViT-B/16 dump --layer", peaks["layer"], peaks["onnxruntime"], "<= 1.30"),
+        _memory_row("(g) peak memory, ViT-B/16 dump --stats", peaks["stats"], peaks["onnxruntime"], "<= 1.30"),
     ]
+    spread = ", ".join(f"{name} {min(v) / 2**20:.0f}-{max(v) / 2**20:.0f}" for name, v in peaks.items())
     notes = [
+        f"(e-g) peak MiB over {len(peaks['acl'])} processes each: {spread}",
         f"(c) bytes counted by the callback: {counted:,}",
         f"(c0) fixed cost of a callback dump: {per_op * 1e6:.0f} µs per operator (header, chunks, the dump thread)",
     ]

@@ -11,6 +11,7 @@ import onnxruntime as ort
 
 import acl
 from openacl.dump import reader as dump_reader
+from openacl.errors import AclCode
 from openacl.model import model as openacl_model
 from openacl.model import observed, skeleton
 from openacl.tools import oneshot
@@ -67,8 +68,8 @@ def test_a_segmented_run_dumps_the_same_tensors_as_a_whole_one(tmp_path, monkeyp
     seen = []
     original = observed.ObservedModel.prepare
 
-    def prepare(self, plan):
-        original(self, plan)
+    def prepare(self, plan, *shapes):
+        original(self, plan, *shapes)
         seen.append(self.segments)
 
     monkeypatch.setattr(observed.ObservedModel, "prepare", prepare)
@@ -134,3 +135,84 @@ def test_skeleton_weights_read_back_exactly_from_bytes_and_file(tmp_path):
         assert found.moved > 0
         for init in graph.initializer:
             np.testing.assert_array_equal(weights.array(init), want[init.name])
+
+
+def _dynamic_chain(length: int) -> onnx.ModelProto:
+    """Relu after Relu on a (batch, 64, 64) float32 tensor whose batch is symbolic: no size is known until a run."""
+    nodes = [
+        onnx.helper.make_node("Relu", ["x" if i == 0 else f"v{i - 1}"], [f"v{i}" if i < length - 1 else "y"])
+        for i in range(length)
+    ]
+    graph = onnx.helper.make_graph(
+        nodes,
+        "chain",
+        [onnx.helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, ["batch", 64, 64])],
+        [onnx.helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, ["batch", 64, 64])],
+    )
+    return onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 17)])
+
+
+def test_a_dynamic_shape_model_is_cut_by_the_sizes_of_its_first_run(tmp_path):
+    path = tmp_path / "chain.onnx"
+    onnx.save(_dynamic_chain(8), path)
+    x = np.random.default_rng(0).standard_normal((256, 64, 64)).astype(np.float32)  # 4 MiB per value
+
+    class Planned:
+        inputs, outputs = (), (0,)
+
+        def __init__(self, index):
+            self.index = index
+
+    def cut(shapes):
+        twin = openacl_model.load_from_file(str(path), dump_only=True)
+        try:
+            observed_model = twin.observed()
+            observed_model._segment_bytes = 3 << 20
+            observed_model.prepare([Planned(i) for i in range(8)], shapes)
+            dumped = [outputs[0].copy() for part in observed_model.run([x]) for _, _, outputs in part]
+            return observed_model.segments, dumped
+        finally:
+            openacl_model.unload(twin.id)
+
+    unsized, _ = cut(None)  # every value counts as UNKNOWN_VALUE_BYTES (1 MiB)
+    sized, dumped = cut([x.shape])  # a cut after every operator
+    assert unsized < sized == 8
+    np.testing.assert_array_equal(dumped[-1], np.maximum(x, 0))
+
+
+def _dump_config(tmp_path, name: str):
+    config = tmp_path / "dump.json"
+    config.write_text(json.dumps({"dump": {"dump_path": str(tmp_path / "dump"), "dump_list": [{"model_name": name}]}}))
+    (tmp_path / "dump").mkdir(exist_ok=True)
+    return config
+
+
+def test_regression_a_model_file_rewritten_in_place_after_a_dump_is_refused_not_a_bus_error(ctx, tmp_path):
+    """The observed sessions map the model file's weights: truncating it in place (``onnx.save`` to the same path)
+    used to kill the process with SIGBUS on the next dumped step."""
+    path = _net(tmp_path)
+    x = _input()
+    assert acl.init() == 0
+    assert acl.mdl.init_dump() == 0
+    assert acl.mdl.set_dump(str(_dump_config(tmp_path, "net"))) == 0
+    io = ModelIO(path)
+    before = io.run(x)[0]  # dumped: the observed sessions now map the file
+    onnx.save(conv_bn_relu_net(blocks=1, size=24), path)
+    assert acl.mdl.execute(io.model_id, io.inputs[0], io.outputs[0]) == AclCode.ACL_ERROR_READ_MODEL_FAILURE
+    assert acl.mdl.finalize_dump() == 0
+    np.testing.assert_array_equal(io.run(x)[0], before)  # undumped steps run the session loaded with the model
+    acl.finalize()
+
+
+def test_a_model_file_removed_before_its_first_dumped_step_is_a_read_failure(ctx, tmp_path):
+    path = _net(tmp_path)
+    assert acl.init() == 0
+    assert acl.mdl.init_dump() == 0
+    assert acl.mdl.set_dump(str(_dump_config(tmp_path, "net"))) == 0
+    io = ModelIO(path)
+    path.unlink()
+    io.load_input(_input())
+    assert acl.mdl.execute(io.model_id, io.inputs[0], io.outputs[0]) == AclCode.ACL_ERROR_READ_MODEL_FAILURE
+    assert acl.mdl.finalize_dump() == 0
+    assert not any(p.is_file() for p in (tmp_path / "dump").rglob("*"))
+    acl.finalize()

@@ -169,7 +169,7 @@ def run(model: Model, feeds: list[np.ndarray], buffers: list[OutputTarget], devi
         _write_outputs(model, model.run(feeds), buffers)
     observed = model.observed()
     try:
-        observed.prepare(step.ops)
+        observed.prepare(step.ops, [feed.shape for feed in feeds])
         for tensors in observed.run(feeds):
             step.emit(tensors, device_id, stream_id, borrowed=feeds)
     finally:

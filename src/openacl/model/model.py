@@ -172,7 +172,11 @@ class Model:
         self.proto = proto  # the graph without its large weights
         #: Where external data is found (the model file's folder), None for a model from memory.
         self.folder = os.path.dirname(os.path.abspath(path)) if path is not None else None
-        self.weights = skeleton.Weights(folder=self.folder) if path is not None else skeleton.Weights(data=data)
+        self.weights = (
+            skeleton.Weights(folder=self.folder, file=os.path.abspath(path), stamp=found.stamp)
+            if path is not None
+            else skeleton.Weights(data=data)
+        )
         self.inputs = tuple(_describe(vi) for vi in proto.graph.input if vi.name not in initializers)
         self.outputs = tuple(_describe(vi) for vi in proto.graph.output)
         self.session = None

@@ -109,6 +109,26 @@ def _reads(node) -> set[str]:
     return names
 
 
+def _value_types(model_proto) -> dict[str, object]:
+    """Every value's ``TypeProto`` that onnx shape inference finds (only the graph's own when it fails)."""
+    import onnx
+
+    graph = model_proto.graph
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model_proto, strict_mode=False).graph
+        typed = (*inferred.input, *inferred.value_info, *inferred.output)
+    except Exception:  # no types known: nothing is skipped, no graph is cut
+        typed = (*graph.input, *graph.output)
+    return {value.name: value.type for value in typed if value.type.WhichOneof("value")}
+
+
+def _concrete(types: dict[str, object], name: str) -> bool:
+    kind = types.get(name)
+    if kind is None or kind.WhichOneof("value") != "tensor_type" or not kind.tensor_type.HasField("shape"):
+        return False
+    return all(d.HasField("dim_value") for d in kind.tensor_type.shape.dim)
+
+
 class ObservedModel:
     """Runs a model's graph and hands out, segment by segment, the tensors of a dump plan's operators."""
 
@@ -121,7 +141,6 @@ class ObservedModel:
         output_names: Sequence[str],
         segment_bytes: int | None = None,
     ) -> None:
-        import onnx
 
         self._proto = graph_proto  # the model without large weights (``model.skeleton``), or a GE graph
         self._weights = weights
@@ -142,12 +161,7 @@ class ObservedModel:
         self.ops = [op.info for op in self.operators]
         self._initializers = {init.name: init for init in graph.initializer}
         self._node_reads = [_reads(node) for node in graph.node]
-        try:
-            inferred = onnx.shape_inference.infer_shapes(graph_proto, strict_mode=False).graph
-            typed = (*inferred.input, *inferred.value_info, *inferred.output)
-        except Exception:  # no types known: nothing is skipped, no graph is cut
-            typed = (*graph.input, *graph.output)
-        self._types = {value.name: value.type for value in typed if value.type.WhichOneof("value")}
+        self._types = _value_types(graph_proto)
         opaque = {name for name, kind in self._types.items() if kind.WhichOneof("value") != "tensor_type"}
         self.skipped = frozenset(
             index for index, op in enumerate(self.operators) if opaque.intersection(op.inputs + op.outputs)
@@ -157,18 +171,33 @@ class ObservedModel:
 
     # ----- building the sessions of a plan -----
 
-    def _bytes(self, name: str) -> int:
-        kind = self._types.get(name)
-        if kind is None or kind.WhichOneof("value") != "tensor_type":
+    def _sized_types(self, input_shapes: Sequence[Sequence[int]] | None) -> dict[str, object]:
+        """The value types to size segments by: for a model with dynamic input dims, inferred again with the dims
+        of ``input_shapes`` (the first dumped step's), so a dynamic-batch model is cut by its real sizes."""
+        if input_shapes is None or all(_concrete(self._types, name) for name in self.input_names):
+            return self._types
+        import onnx
+
+        sized = onnx.ModelProto()
+        sized.CopyFrom(self._proto)  # a skeleton: its large weights are external, so the copy is small
+        for value in sized.graph.input:
+            if value.name in self.input_names and value.type.HasField("tensor_type"):
+                shape = input_shapes[self.input_names.index(value.name)]
+                value.type.tensor_type.shape.ClearField("dim")
+                for dim in shape:
+                    value.type.tensor_type.shape.dim.add().dim_value = int(dim)
+        return _value_types(sized)
+
+    @staticmethod
+    def _bytes(types: dict[str, object], name: str) -> int:
+        if not _concrete(types, name):
             return UNKNOWN_VALUE_BYTES
-        dims = kind.tensor_type.shape.dim
-        if not kind.tensor_type.HasField("shape") or not all(d.HasField("dim_value") for d in dims):
-            return UNKNOWN_VALUE_BYTES
+        kind = types[name].tensor_type
         try:
-            itemsize = numpy_from_onnx(kind.tensor_type.elem_type).itemsize
+            itemsize = numpy_from_onnx(kind.elem_type).itemsize
         except KeyError:
             itemsize = 8
-        return math.prod(d.dim_value for d in dims) * itemsize
+        return math.prod(d.dim_value for d in kind.shape.dim) * itemsize
 
     def _crossable(self, name: str) -> bool:
         """Whether ``name`` can pass from one segment to the next: a tensor of a known element type."""
@@ -177,10 +206,14 @@ class ObservedModel:
             kind is not None and kind.WhichOneof("value") == "tensor_type" and kind.tensor_type.elem_type != 0
         )
 
-    def prepare(self, plan: Sequence[PlannedOp]) -> None:
-        """Build the sessions for ``plan`` (a model's plan is fixed, so once); reads the planned weights."""
+    def prepare(self, plan: Sequence[PlannedOp], input_shapes: Sequence[Sequence[int]] | None = None) -> None:
+        """Build the sessions for ``plan`` (a model's plan is fixed, so once); reads the planned weights.
+
+        ``input_shapes`` are the shapes of the first run's inputs; a dynamic model's segments are sized for them
+        (a later step with larger inputs runs the same segments, each holding proportionally more)."""
         if self._segments is not None:
             return
+        self._weights.check(self.label)
         graph = self._proto.graph
         planned = {op.index: op for op in plan}
         wanted: set[str] = set()  # non-constant values the plan reads
@@ -202,7 +235,7 @@ class ObservedModel:
         keep_to_end = set(self.model_output_names)
         for name in keep_to_end & self._initializers.keys():  # a weight that is a model output
             self._constants.setdefault(name, self._weights.array(self._initializers[name]))
-        cuts = self._cuts(graph, wanted, producer, last_read)
+        cuts = self._cuts(graph, wanted, producer, last_read, self._sized_types(input_shapes))
         segments = []
         for start, stop in zip([0, *cuts], [*cuts, len(graph.node)], strict=True):
             later = set().union(*self._node_reads[stop:]) if stop < len(graph.node) else set()
@@ -221,13 +254,15 @@ class ObservedModel:
             )
         self._segments = segments
 
-    def _cuts(self, graph, wanted: set[str], producer: dict[str, int], last_read: dict[str, int]) -> list[int]:
+    def _cuts(
+        self, graph, wanted: set[str], producer: dict[str, int], last_read: dict[str, int], types: dict[str, object]
+    ) -> list[int]:
         """Node indices before which the graph is cut: after each run of nodes whose exposed values pass the
         segment budget, where every value alive across the cut can cross it."""
         exposed = [0] * len(graph.node)
         for name in wanted:
             if name in producer:
-                exposed[producer[name]] += self._bytes(name)
+                exposed[producer[name]] += self._bytes(types, name)
         if sum(exposed) <= self._segment_bytes:
             return []
         outputs = set(self.model_output_names)
@@ -280,6 +315,7 @@ class ObservedModel:
         """One execution: the planned operators' tensors of each segment in turn (after :meth:`prepare`). The
         model's outputs are :attr:`outputs` once the iteration is over."""
         assert self._segments is not None, "prepare() before run()"
+        self._weights.check(self.label)  # the sessions map the model file's weights: it must be the loaded one
         values: dict[str, np.ndarray] = dict(zip(self.input_names, feeds, strict=True))
         for segment in self._segments:
             try:

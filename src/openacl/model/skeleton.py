@@ -21,6 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from openacl.errors import AclCode, AclError
+
 LARGE_BYTES = 4096
 #: More top-level fields than any model has (opsets, metadata): bytes that are not a model are refused quickly.
 MAX_MODEL_FIELDS = 100_000
@@ -41,6 +43,13 @@ _VARINT, _I64, _LEN, _I32 = 0, 1, 2, 5
 Read = Callable[[int, int], bytes]  # (offset, size) -> exactly those bytes
 
 
+FileStamp = tuple[int, int, int, int]  # device, inode, size, modification time (ns)
+
+
+def _stamp(status: os.stat_result) -> FileStamp:
+    return status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns
+
+
 class MalformedModel(ValueError):
     """The bytes are not a well-formed protobuf message."""
 
@@ -52,6 +61,7 @@ class Skeleton:
     data: bytes
     location: str
     moved: int  # how many initializers were rewritten as external data
+    stamp: FileStamp | None = None  # the file's identity when it was read (None for bytes)
 
 
 def _varint(read: Read, pos: int, end: int) -> tuple[int, int]:
@@ -169,7 +179,8 @@ def of_file(path: str) -> Skeleton:
     """The skeleton of a model file; its large initializers refer to the file itself (by its name, which
     resolves against the file's folder)."""
     with open(path, "rb") as f:
-        fd, size = f.fileno(), os.fstat(f.fileno()).st_size
+        status = os.fstat(f.fileno())
+        fd, size = f.fileno(), status.st_size
 
         window = [0, b""]
 
@@ -186,16 +197,43 @@ def of_file(path: str) -> Skeleton:
                 raise MalformedModel(f"short read at byte {offset}")
             return data
 
-        return skeleton(read, size, os.path.basename(path))
+        found = skeleton(read, size, os.path.basename(path))
+    return Skeleton(found.data, found.location, found.moved, _stamp(status))
 
 
 @dataclass(frozen=True)
 class Weights:
     """Where a skeleton's external data lies: files in ``folder`` (the model file's own folder), or, for a model
-    from memory, ``data`` (the model's bytes, the in-memory file :data:`IN_MEMORY`)."""
+    from memory, ``data`` (the model's bytes, the in-memory file :data:`IN_MEMORY`).
+
+    Invariant: weights are read from ``file`` only while it is the file the skeleton was taken from (``stamp``):
+    :meth:`check` refuses one that was changed, replaced or removed since. Reading it would give another model's
+    bytes, and onnxruntime maps the weights it reads from a file, so a session made before the file was truncated
+    in place would kill the process (SIGBUS) on its next run.
+    """
 
     folder: str | None = None
     data: bytes | None = None
+    file: str | None = None
+    stamp: FileStamp | None = None
+
+    def check(self, label: str) -> None:
+        """Raise ``ACL_ERROR_READ_MODEL_FAILURE`` when the model file is no longer the one that was loaded."""
+        if self.file is None:
+            return
+        try:
+            same = _stamp(os.stat(self.file)) == self.stamp
+        except OSError as exc:
+            raise AclError(
+                AclCode.ACL_ERROR_READ_MODEL_FAILURE,
+                f"{label}: cannot read its weights from {self.file} ({exc.strerror}); load the model again",
+            ) from None
+        if not same:
+            raise AclError(
+                AclCode.ACL_ERROR_READ_MODEL_FAILURE,
+                f"{label}: {self.file} changed since the model was loaded, and a dump reads the weights from it; "
+                "load the model again",
+            )
 
     def apply(self, options) -> None:
         """Let an onnxruntime session made from the skeleton find its weights."""
@@ -218,6 +256,11 @@ class Weights:
             inline.raw_data = self.data[offset : offset + size]
             array = numpy_helper.to_array(inline)
         else:
-            array = numpy_helper.to_array(tensor, self.folder or "")
+            try:
+                array = numpy_helper.to_array(tensor, self.folder or "")
+            except OSError as exc:
+                raise AclError(
+                    AclCode.ACL_ERROR_READ_MODEL_FAILURE, f"cannot read weight {tensor.name!r}: {exc}"
+                ) from None
         array.flags.writeable = False
         return array
