@@ -301,8 +301,7 @@ class ObservedModel:
         del graph.output[:]
         graph.output.extend(onnx.ValueInfoProto(name=name) for name in outputs)
         options = session_options(optimize=False, prepack=False)
-        # No arena: each session's arena would keep its high-water mark for the model's life, one per segment.
-        options.enable_cpu_mem_arena = False
+        onnxrt.share_arena(options)
         self._weights.apply(options)
         try:
             return ort.InferenceSession(part.SerializeToString(), options, providers=["CPUExecutionProvider"])
