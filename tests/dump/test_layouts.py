@@ -8,6 +8,7 @@ import pytest
 from openacl.dump import layouts
 
 NCHW, NHWC, ND, NC1HWC0, FRACTAL_Z, HWCN, FRACTAL_NZ, NCDHW, NDC1HWC0 = 0, 1, 2, 3, 4, 16, 29, 30, 32
+NC1HWC0_C04, FRACTAL_Z_3D = 12, 33
 
 
 def _values(shape, dtype=np.float16):
@@ -20,6 +21,8 @@ def _values(shape, dtype=np.float16):
         ((2, 19, 3, 5), NC1HWC0, (2, 2, 3, 5, 16)),  # C padded from 19 to 32
         ((1, 16, 4, 4), NC1HWC0, (1, 1, 4, 4, 16)),
         ((2, 19, 2, 3, 5), NDC1HWC0, (2, 2, 2, 3, 5, 16)),
+        ((2, 3, 5, 7), NC1HWC0_C04, (2, 1, 5, 7, 4)),  # C padded from 3 to 4
+        ((40, 3, 2, 3, 3), FRACTAL_Z_3D, (18, 3, 16, 16)),  # D*C1*H*W = 2*1*3*3
         ((40, 3, 3, 3), FRACTAL_Z, (9, 3, 16, 16)),  # N padded to 48, C to 16
         ((16, 32, 1, 1), FRACTAL_Z, (2, 1, 16, 16)),
         ((17, 33), FRACTAL_NZ, (3, 2, 16, 16)),  # (W1, H1, H0, W0)
@@ -51,6 +54,24 @@ def test_fractal_z_element_positions():
     stored = layouts.from_original(array, FRACTAL_Z)
     for n, c, h, w in [(0, 0, 0, 0), (19, 17, 2, 1), (16, 3, 1, 0), (5, 16, 0, 1)]:
         assert stored[(c // 16) * h_ * w_ + h * w_ + w, n // 16, n % 16, c % 16] == array[n, c, h, w]
+
+
+def test_fractal_z_3d_element_positions():
+    n_, c_, d_, h_, w_ = 20, 18, 2, 3, 2
+    array = _values((n_, c_, d_, h_, w_))
+    stored = layouts.from_original(array, FRACTAL_Z_3D)
+    c1 = 2
+    for n, c, d, h, w in [(0, 0, 0, 0, 0), (19, 17, 1, 2, 1), (16, 3, 1, 1, 0), (5, 16, 0, 0, 1)]:
+        row = d * c1 * h_ * w_ + (c // 16) * h_ * w_ + h * w_ + w
+        assert stored[row, n // 16, n % 16, c % 16] == array[n, c, d, h, w]
+
+
+def test_nc1hwc0_c04_element_positions():
+    array = _values((1, 6, 2, 3))
+    stored = layouts.from_original(array, NC1HWC0_C04)
+    assert stored.shape == (1, 2, 2, 3, 4)
+    for n, c, h, w in [(0, 0, 0, 0), (0, 5, 1, 2), (0, 3, 0, 1), (0, 4, 1, 0)]:
+        assert stored[n, c // 4, h, w, c % 4] == array[n, c, h, w]
 
 
 def test_fractal_nz_element_positions():
@@ -98,7 +119,7 @@ def test_nc1hwc0_of_an_nhwc_original():
         (np.zeros((2, 2)), NC1HWC0, (1, 2, 2), "5-D"),
         (np.zeros((9, 3, 16, 16)), FRACTAL_Z, (80, 3, 3, 3), "does not fit"),
         (np.zeros((3, 2, 16, 16)), FRACTAL_NZ, (40, 33), "does not fit"),
-        (np.zeros(6), 12, (1, 6), "cannot be converted"),
+        (np.zeros(6), 13, (1, 6), "cannot be converted"),  # FRACTAL_Z_C04
         (np.zeros(6), ND, (4, 2), "does not hold"),
     ],
 )
@@ -113,4 +134,4 @@ def test_format_numbers_and_unknown_names():
     with pytest.raises(layouts.LayoutError):
         layouts.format_number("FRACTAL_ZZZ")
     with pytest.raises(layouts.LayoutError):
-        layouts.from_original(np.zeros(4), 12)
+        layouts.from_original(np.zeros(4), 13)

@@ -160,7 +160,7 @@ def test_a_layout_that_cannot_be_converted_is_reported_and_is_not_a_pass(tmp_pat
     name = fmt.file_name("Conv", "conv", 1, 0, 1700000000000000)
     (tmp_path / "b" / name).write_bytes(b"".join(bytes(p) for p in fmt.file_parts("conv", [], [x], 1)))
     stored = layouts.from_original(x.astype(np.float16), 3)
-    _write_device_file(tmp_path / "a" / name, "conv", [], [(stored, 12, x.shape)])  # NC1HWC0_C04: unknown here
+    _write_device_file(tmp_path / "a" / name, "conv", [], [(stored, 13, x.shape)])  # FRACTAL_Z_C04: unknown here
     result = cmp.compare_dumps(tmp_path / "a", tmp_path / "b")
     (row,) = result.rows
     assert row.reason.startswith("layout: stored format") and not row.exceeds

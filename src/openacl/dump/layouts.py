@@ -5,8 +5,11 @@ model's ``original_shape``. :func:`to_original` turns the stored array into the 
 Stored shapes carry their block sizes, so nothing is guessed: ``NC1HWC0`` is ``(N, C1, H, W, C0)`` with
 ``C1 = ceil(C / C0)``, ``FRACTAL_Z`` (conv weights) is ``(C1*H*W, N1, N0, C0)`` with ``N1 = ceil(N / N0)``,
 ``FRACTAL_NZ`` (matrices) is ``(..., W1, H1, H0, W0)`` for an ``(..., H, W)`` matrix with ``H1 = ceil(H / H0)``,
-``W1 = ceil(W / W0)``; padding added to fill a block is dropped. CANN's block is 16 elements, except ``C0`` of
-8-bit dtypes, which is 32 (one 32-byte block): :func:`default_c0` says which, for :func:`from_original`.
+``W1 = ceil(W / W0)``; ``NC1HWC0_C04`` (the first convolution's input) is ``NC1HWC0`` with ``C0 = 4``;
+``FRACTAL_Z_3D`` (Conv3D weights) is ``(D*C1*H*W, N1, N0, C0)``, ``FRACTAL_Z`` with the depth outermost, as GE's
+DHWCN-to-FRACTAL_Z_3D transfer lays it out. Padding added to fill a block is dropped. CANN's block is 16
+elements, except ``C0`` of 8-bit dtypes, which is 32 (one 32-byte block): :func:`default_c0` says which, for
+:func:`from_original`.
 
 Plain permutations (NCHW, NHWC, HWCN, CHWN, NCDHW, NDHWC, DHWCN) convert between each other; ND is the
 identity. Any other format is :class:`LayoutError` (a ``ValueError``): such a tensor is reported, never compared
@@ -38,6 +41,7 @@ FORMAT_NAMES: dict[int, str] = {
     2: "ND",
     3: "NC1HWC0",
     4: "FRACTAL_Z",
+    12: "NC1HWC0_C04",
     14: "CHWN",
     16: "HWCN",
     27: "NDHWC",
@@ -45,6 +49,7 @@ FORMAT_NAMES: dict[int, str] = {
     30: "NCDHW",
     31: "DHWCN",
     32: "NDC1HWC0",
+    33: "FRACTAL_Z_3D",
 }
 _NUMBERS = {name: number for number, name in FORMAT_NAMES.items()}
 #: Axis letters of the plain formats that are permutations of each other.
@@ -76,11 +81,10 @@ def default_c0(dtype: np.dtype) -> int:
 
 def original_layout(stored_format: int, original_format: int | None = None) -> str:
     """The format name :func:`to_original` returns a tensor in: ``original_format``, else the one the stored
-    layout comes from (NCHW for NC1HWC0 and FRACTAL_Z, NCDHW for NDC1HWC0, ND for FRACTAL_NZ, a plain one
-    itself)."""
+    layout comes from (see :func:`to_original`; a plain one itself)."""
     if original_format is not None and original_format in FORMAT_NAMES:
         return FORMAT_NAMES[original_format]
-    natural = {"NC1HWC0": "NCHW", "FRACTAL_Z": "NCHW", "NDC1HWC0": "NCDHW", "FRACTAL_NZ": "ND"}
+    natural = {name: natural for name, (_, natural) in _CONVERTERS.items()}
     name = _name(stored_format)
     return natural.get(name, name)
 
@@ -132,6 +136,17 @@ def _fractal_z_to_nchw(array: np.ndarray, original: tuple[int, ...]) -> np.ndarr
     return blocks.reshape(n1 * n0, c1 * c0, h, w)[:n, :c]
 
 
+def _fractal_z_3d_to_ncdhw(array: np.ndarray, original: tuple[int, ...]) -> np.ndarray:
+    if array.ndim != 4 or len(original) != 5:
+        raise LayoutError(f"FRACTAL_Z_3D needs a 4-D stored and a 5-D original shape, got {array.shape} and {original}")
+    n, c, d, h, w = original
+    dc1hw, n1, n0, c0 = array.shape
+    c1 = math.ceil(c / c0)
+    _check((dc1hw, n1), (d * c1 * h * w, math.ceil(n / n0)), "FRACTAL_Z_3D")
+    blocks = array.reshape(d, c1, h, w, n1, n0, c0).transpose(4, 5, 1, 6, 0, 2, 3)
+    return blocks.reshape(n1 * n0, c1 * c0, d, h, w)[:n, :c]
+
+
 def _fractal_nz_to_nd(array: np.ndarray, original: tuple[int, ...]) -> np.ndarray:
     if array.ndim < 4 or not original:
         raise LayoutError(f"FRACTAL_NZ needs at least a 4-D stored shape, got {array.shape} for {original}")
@@ -146,14 +161,26 @@ def _fractal_nz_to_nd(array: np.ndarray, original: tuple[int, ...]) -> np.ndarra
     return full.reshape(original)
 
 
+#: Each device layout's reader and the plain format it gives back.
+_CONVERTERS = {
+    "NC1HWC0": (_nc1hwc0_to_nchw, "NCHW"),
+    "NC1HWC0_C04": (_nc1hwc0_to_nchw, "NCHW"),  # C0 is read from the stored shape
+    "NDC1HWC0": (_ndc1hwc0_to_ncdhw, "NCDHW"),
+    "FRACTAL_Z": (_fractal_z_to_nchw, "NCHW"),
+    "FRACTAL_Z_3D": (_fractal_z_3d_to_ncdhw, "NCDHW"),
+    "FRACTAL_NZ": (_fractal_nz_to_nd, "ND"),
+}
+
+
 def to_original(
     array: np.ndarray, stored_format: int, original_shape: tuple[int, ...] | None, original_format: int | None = None
 ) -> np.ndarray:
     """``array`` (stored in ``stored_format``) in ``original_format`` with ``original_shape``.
 
-    ``original_format`` defaults to the format the device layout comes from (NCHW for NC1HWC0 and FRACTAL_Z,
-    NCDHW for NDC1HWC0, ND for FRACTAL_NZ). A plain or ND array whose ``original_shape`` is missing or equal to
-    its shape comes back as it is. ``LayoutError`` for a format it does not know or shapes that disagree.
+    ``original_format`` defaults to the format the device layout comes from (NCHW for NC1HWC0, NC1HWC0_C04 and
+    FRACTAL_Z, NCDHW for NDC1HWC0 and FRACTAL_Z_3D, ND for FRACTAL_NZ). A plain or ND array whose
+    ``original_shape`` is missing or equal to its shape comes back as it is. ``LayoutError`` for a format it
+    does not know or shapes that disagree.
     """
     name = _name(stored_format)
     original = tuple(original_shape) if original_shape else None
@@ -167,15 +194,9 @@ def to_original(
         return array
     if original is None:
         raise LayoutError(f"a {name} tensor needs its original shape, and the header has none")
-    converters = {
-        "NC1HWC0": (_nc1hwc0_to_nchw, "NCHW"),
-        "NDC1HWC0": (_ndc1hwc0_to_ncdhw, "NCDHW"),
-        "FRACTAL_Z": (_fractal_z_to_nchw, "NCHW"),
-        "FRACTAL_NZ": (_fractal_nz_to_nd, "ND"),
-    }
-    if name not in converters:
+    if name not in _CONVERTERS:
         raise LayoutError(f"stored format {name} cannot be converted")
-    convert, natural = converters[name]
+    convert, natural = _CONVERTERS[name]
     target = _name(original_format) if original_format is not None else natural
     if target in _PLAIN and natural in _PLAIN and target != natural and len(original) == len(target):
         # the original shape is in `target` order (NHWC, say): convert in `natural` order, then permute
@@ -196,11 +217,12 @@ def _pad_axis(array: np.ndarray, axis: int, multiple: int) -> np.ndarray:
 def from_original(array: np.ndarray, stored_format: int, *, c0: int | None = None, block: int = BLOCK) -> np.ndarray:
     """``array`` (NCHW, NCDHW, or ND for FRACTAL_NZ) stored in ``stored_format``, padded with zeros as CANN pads.
 
-    The inverse of :func:`to_original` (what a device would dump); ``c0`` defaults to :func:`default_c0`.
+    The inverse of :func:`to_original` (what a device would dump); ``c0`` defaults to :func:`default_c0` (4 for
+    NC1HWC0_C04).
     """
-    c0 = c0 or default_c0(array.dtype)
     name = _name(stored_format)
-    if name == "NC1HWC0":
+    c0 = c0 or (4 if name == "NC1HWC0_C04" else default_c0(array.dtype))
+    if name in ("NC1HWC0", "NC1HWC0_C04"):
         padded = _pad_axis(array, 1, c0)
         n, c, h, w = padded.shape
         return np.ascontiguousarray(padded.reshape(n, c // c0, c0, h, w).transpose(0, 1, 3, 4, 2))
@@ -213,6 +235,11 @@ def from_original(array: np.ndarray, stored_format: int, *, c0: int | None = Non
         n, c, h, w = padded.shape
         blocks = padded.reshape(n // block, block, c // c0, c0, h, w).transpose(2, 4, 5, 0, 1, 3)
         return np.ascontiguousarray(blocks.reshape(c // c0 * h * w, n // block, block, c0))
+    if name == "FRACTAL_Z_3D":
+        padded = _pad_axis(_pad_axis(array, 0, block), 1, c0)
+        n, c, d, h, w = padded.shape
+        blocks = padded.reshape(n // block, block, c // c0, c0, d, h, w).transpose(4, 2, 5, 6, 0, 1, 3)
+        return np.ascontiguousarray(blocks.reshape(d * (c // c0) * h * w, n // block, block, c0))
     if name == "FRACTAL_NZ":
         matrix = array.reshape(1, -1) if array.ndim == 1 else array
         padded = _pad_axis(_pad_axis(matrix, -1, block), -2, block)
