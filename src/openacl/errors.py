@@ -20,6 +20,7 @@ __all__ = [
     "MESSAGES",
     "AclCode",
     "AclError",
+    "ExecutionFailed",
     "GeError",
     "GeStatus",
     "code_name",
@@ -678,6 +679,11 @@ class AclError(Exception):
 
     def __reduce__(self) -> tuple[object, ...]:
         return (_rebuild, (type(self), self.code, self.detail, self.level), self.__dict__.copy())
+
+
+class ExecutionFailed(AclError):
+    """onnxruntime refused a model's inputs or failed while running it (``ACL_ERROR_FAILURE``): the inputs are
+    the first suspect, which a caller that chose them (``openacl dump``'s random inputs) can say."""
 
 
 class GeError(Exception):

@@ -158,6 +158,29 @@ def test_dump_load_and_execution_failures_exit_1_with_one_line(tmp_path, build, 
     assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
 
 
+def test_dump_on_random_inputs_that_a_model_refuses_says_so(tmp_path):
+    """An embedding whose table is smaller than the random indices: the one line names the random inputs."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    table = numpy_helper.from_array(np.arange(8, dtype=np.float32).reshape(4, 2), "table")
+    graph = helper.make_graph(
+        [helper.make_node("Gather", ["table", "ids"], ["y"], name="embedding")],
+        "embedding",
+        [helper.make_tensor_value_info("ids", TensorProto.INT64, [6])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [6, 2])],
+        [table],
+    )
+    model = tmp_path / "embedding.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), model)
+    result = openacl("dump", str(model), "-o", str(tmp_path / "o"))
+    assert result.returncode == 1, result.stderr
+    assert result.stderr.endswith("(random values for ids: give real ones with --input NAME=FILE.npy)\n")
+    np.save(tmp_path / "ids.npy", np.array([0, 1, 2, 3, 2, 1], np.int64))
+    given = openacl("dump", str(model), "-o", str(tmp_path / "o"), "--input", f"ids={tmp_path / 'ids.npy'}")
+    assert given.returncode == 0, given.stderr
+
+
 # ----- run --dump -----
 
 

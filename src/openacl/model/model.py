@@ -28,7 +28,7 @@ import numpy as np
 from openacl import onnxrt
 from openacl.dtypes import ONNX_STRING, AclFormat, acl_from_numpy, numpy_from_onnx
 from openacl.dump import session as dump_session
-from openacl.errors import AclCode, AclError
+from openacl.errors import AclCode, AclError, ExecutionFailed
 from openacl.log import get_logger
 from openacl.model import aipp, dynamic, skeleton
 from openacl.model.observed import ObservedModel
@@ -267,7 +267,7 @@ class Model:
             feeds_by_name = dict(zip(self._input_names, feeds, strict=True))
             outputs = onnxrt.run(self.session, self._output_names, feeds_by_name, self._ort_values)
         except Exception as exc:
-            raise AclError(
+            raise ExecutionFailed(
                 AclCode.ACL_ERROR_FAILURE, f"model {self.id} ({self.name}): execution failed: {exc}"
             ) from None
         self.last_output_shapes = [out.shape for out in outputs]

@@ -32,7 +32,7 @@ import numpy as np
 from openacl import onnxrt
 from openacl.dtypes import numpy_from_onnx
 from openacl.dump.config import OpInfo
-from openacl.errors import AclCode, AclError
+from openacl.errors import AclCode, AclError, ExecutionFailed
 from openacl.model.skeleton import Weights
 from openacl.onnxrt import session_options
 
@@ -325,7 +325,7 @@ class ObservedModel:
                     segment.ort_values,
                 )
             except Exception as exc:
-                raise AclError(AclCode.ACL_ERROR_FAILURE, f"{self.label}: execution failed: {exc}") from None
+                raise ExecutionFailed(AclCode.ACL_ERROR_FAILURE, f"{self.label}: execution failed: {exc}") from None
             values.update(zip(segment.output_names, results, strict=True))
             yield [self._tensors(values, op) for op in segment.ops]
             for name in segment.release:

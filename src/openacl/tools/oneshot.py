@@ -22,7 +22,7 @@ from openacl import dtypes
 from openacl.dump import naming
 from openacl.dump import session as dump_session
 from openacl.dump.config import parse_dump_section
-from openacl.errors import AclCode, AclError
+from openacl.errors import AclCode, AclError, ExecutionFailed
 from openacl.model import execute
 from openacl.model import model as _model
 
@@ -49,6 +49,14 @@ def random_input(shape: tuple[int, ...], dtype: np.dtype, rng: np.random.Generat
     if np.issubdtype(dtype, np.bool_):
         return rng.integers(0, 2, shape).astype(np.bool_)
     return rng.integers(0, 10, shape).astype(dtype)
+
+
+def _random_hint(model: _model.Model, given: Mapping[str, np.ndarray]) -> str:
+    """Why a run on random inputs may fail (an embedding's indices past its table, say), and what to do."""
+    random = [desc.name for desc in model.inputs if desc.name not in given]
+    if not random:
+        return ""
+    return f" (random values for {', '.join(random)}: give real ones with --input NAME=FILE.npy)"
 
 
 def model_inputs(model: _model.Model, given: Mapping[str, np.ndarray]) -> list[np.ndarray]:
@@ -122,7 +130,10 @@ def dump_model(
         session = dump_session.DumpSession(config, "openacl dump")
         dump_session.attach(model.id, session)
         feeds = model_inputs(model, inputs or {})
-        execute.run(model, feeds, [], device_id=0, stream_id=0)
+        try:
+            execute.run(model, feeds, [], device_id=0, stream_id=0)
+        except ExecutionFailed as exc:
+            raise ExecutionFailed(exc.code, exc.detail + _random_hint(model, inputs or {})) from None
         operators = dump_session.planned_operators(model.id)
         directory = naming.dump_dir(section["dump_path"], session.time_str, 0, model.name, model.id, 0)
         files = [p for p in directory.iterdir() if p.is_file()] if directory.is_dir() else []
