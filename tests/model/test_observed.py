@@ -216,3 +216,25 @@ def test_a_model_file_removed_before_its_first_dumped_step_is_a_read_failure(ctx
     assert acl.mdl.finalize_dump() == 0
     assert not any(p.is_file() for p in (tmp_path / "dump").rglob("*"))
     acl.finalize()
+
+
+def test_regression_an_external_data_file_rewritten_in_place_is_refused_too(ctx, tmp_path):
+    """Weights kept beside the model (torch's exporter) are mapped by the model's own session as well: truncating
+    them in place killed the process with SIGBUS on the next execute, dumped or not."""
+    path = tmp_path / "net.onnx"
+    onnx.save(conv_bn_relu_net(blocks=6, size=24), path, save_as_external_data=True, location="net.data",
+              size_threshold=0)  # fmt: skip
+    assert acl.init() == 0
+    assert acl.mdl.init_dump() == 0
+    assert acl.mdl.set_dump(str(_dump_config(tmp_path, "net"))) == 0
+    io = ModelIO(path)
+    io.run(_input())  # dumped: the observed sessions now map net.data
+    undumped = ModelIO(path)  # executed after finalize_dump below: not dumped, checked all the same
+    (tmp_path / "net.data").write_bytes(b"\0" * 16)
+    assert acl.mdl.execute(io.model_id, io.inputs[0], io.outputs[0]) == AclCode.ACL_ERROR_READ_MODEL_FAILURE
+    assert acl.mdl.finalize_dump() == 0
+    undumped.load_input(_input())
+    assert acl.mdl.execute(undumped.model_id, undumped.inputs[0], undumped.outputs[0]) == (
+        AclCode.ACL_ERROR_READ_MODEL_FAILURE
+    )
+    acl.finalize()

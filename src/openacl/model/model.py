@@ -172,11 +172,14 @@ class Model:
         self.proto = proto  # the graph without its large weights
         #: Where external data is found (the model file's folder), None for a model from memory.
         self.folder = os.path.dirname(os.path.abspath(path)) if path is not None else None
-        self.weights = (
-            skeleton.Weights(folder=self.folder, file=os.path.abspath(path), stamp=found.stamp)
-            if path is not None
-            else skeleton.Weights(data=data)
-        )
+        self.weights = skeleton.Weights(data=data)
+        if path is not None:
+            files = [(os.path.abspath(path), found.stamp)]
+            for name in external:  # onnxruntime maps these too: a dump checks them as it checks the model file
+                stamp = skeleton.file_stamp(os.path.join(self.folder, name))
+                if stamp is not None:
+                    files.append((os.path.join(self.folder, name), stamp))
+            self.weights = skeleton.Weights(folder=self.folder, files=tuple(files))
         self.inputs = tuple(_describe(vi) for vi in proto.graph.input if vi.name not in initializers)
         self.outputs = tuple(_describe(vi) for vi in proto.graph.output)
         self.session = None
@@ -263,6 +266,7 @@ class Model:
         """Execute once; ``feeds`` in input order. Raises ``AclError`` if onnxruntime rejects them."""
         if self.session is None:
             raise AclError(AclCode.ACL_ERROR_FAILURE, f"model {self.id} ({self.name}) is loaded for dumps only")
+        self.weights.check(f"model {self.id} ({self.name})", model_file=False)  # onnxruntime maps external data
         try:
             feeds_by_name = dict(zip(self._input_names, feeds, strict=True))
             outputs = onnxrt.run(self.session, self._output_names, feeds_by_name, self._ort_values)

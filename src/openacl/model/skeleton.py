@@ -50,6 +50,14 @@ def _stamp(status: os.stat_result) -> FileStamp:
     return status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns
 
 
+def file_stamp(path: str) -> FileStamp | None:
+    """A file's identity now (None when it cannot be read): what :meth:`Weights.check` compares with."""
+    try:
+        return _stamp(os.stat(path))
+    except OSError:
+        return None
+
+
 class MalformedModel(ValueError):
     """The bytes are not a well-formed protobuf message."""
 
@@ -206,34 +214,35 @@ class Weights:
     """Where a skeleton's external data lies: files in ``folder`` (the model file's own folder), or, for a model
     from memory, ``data`` (the model's bytes, the in-memory file :data:`IN_MEMORY`).
 
-    Invariant: weights are read from ``file`` only while it is the file the skeleton was taken from (``stamp``):
-    :meth:`check` refuses one that was changed, replaced or removed since. Reading it would give another model's
-    bytes, and onnxruntime maps the weights it reads from a file, so a session made before the file was truncated
-    in place would kill the process (SIGBUS) on its next run.
+    Invariant: weights are read from ``files`` (the model file first, then any external data files beside it) only
+    while each is the file it was when the model was loaded (its stamp): :meth:`check` refuses one that was
+    changed, replaced or removed since. Reading it would give another model's bytes, and onnxruntime maps the
+    weights it reads from a file, so a session made before the file was truncated in place would kill the
+    process (SIGBUS) on its next run.
     """
 
     folder: str | None = None
     data: bytes | None = None
-    file: str | None = None
-    stamp: FileStamp | None = None
+    files: tuple[tuple[str, FileStamp], ...] = ()
 
-    def check(self, label: str) -> None:
-        """Raise ``ACL_ERROR_READ_MODEL_FAILURE`` when the model file is no longer the one that was loaded."""
-        if self.file is None:
-            return
-        try:
-            same = _stamp(os.stat(self.file)) == self.stamp
-        except OSError as exc:
-            raise AclError(
-                AclCode.ACL_ERROR_READ_MODEL_FAILURE,
-                f"{label}: cannot read its weights from {self.file} ({exc.strerror}); load the model again",
-            ) from None
-        if not same:
-            raise AclError(
-                AclCode.ACL_ERROR_READ_MODEL_FAILURE,
-                f"{label}: {self.file} changed since the model was loaded, and a dump reads the weights from it; "
-                "load the model again",
-            )
+    def check(self, label: str, model_file: bool = True) -> None:
+        """Raise ``ACL_ERROR_READ_MODEL_FAILURE`` when a weights file is no longer the one that was loaded.
+        ``model_file=False`` checks only the external data files (``files[1:]``): all that a model's own
+        session maps, as it holds the weights inside the model file in its own memory."""
+        for path, stamp in self.files if model_file else self.files[1:]:
+            try:
+                same = _stamp(os.stat(path)) == stamp
+            except OSError as exc:
+                raise AclError(
+                    AclCode.ACL_ERROR_READ_MODEL_FAILURE,
+                    f"{label}: cannot read its weights from {path} ({exc.strerror}); load the model again",
+                ) from None
+            if not same:
+                raise AclError(
+                    AclCode.ACL_ERROR_READ_MODEL_FAILURE,
+                    f"{label}: {path} changed since the model was loaded, and a dump reads the weights from it; "
+                    "load the model again",
+                )
 
     def apply(self, options) -> None:
         """Let an onnxruntime session made from the skeleton find its weights."""
