@@ -26,10 +26,11 @@ Execution order is the file-name timestamp (the dump time), then the task id, th
 are compared; stats-mode dumps (``*.csv``) hold no tensor data and are listed in :attr:`CompareResult.skipped`
 with the reason, as are files whose names are not dump file names.
 
-Layouts: a device tensor stored in NC1HWC0, NDC1HWC0, FRACTAL_Z or FRACTAL_NZ (or a plain permutation such as
-NHWC) is converted to its original format and shape from the header (:mod:`openacl.dump.layouts`), then to the
-golden tensor's format when both are plain formats, before any metric. A tensor that cannot be converted, or
-whose shape then differs from the golden's (other than by dimensions of 1), is a row with a ``reason``.
+Layouts: a device tensor stored in NC1HWC0, NC1HWC0_C04, NDC1HWC0, FRACTAL_Z, FRACTAL_Z_3D or FRACTAL_NZ (or a
+plain permutation such as NHWC) is converted to its original format and shape from the header
+(:mod:`openacl.dump.layouts`), then to the golden tensor's format when both are plain formats, before any metric. A
+tensor that cannot be converted, or whose shape then differs from the golden's (other than by dimensions of 1), is
+a row with a ``reason``.
 
 Metrics, per tensor pair ``x`` (from ``a``) and ``y`` (from ``b``, the golden), computed in float64 (complex128
 for complex tensors; integers and bools by value; bf16 as the float32 :func:`read_dump` widens it to):
