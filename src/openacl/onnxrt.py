@@ -45,7 +45,7 @@ def session_options(optimize: bool = True, external_data_folder: str | None = No
     return options
 
 
-_shared_arena: list[bool] = []  # one True once the arena is registered
+_shared_arena_registered = False
 _shared_arena_lock = threading.Lock()
 
 
@@ -57,11 +57,12 @@ def share_arena(options) -> None:
     peaks; with no arena, every large intermediate is a fresh ``mmap`` whose page faults cost ~10% of a run and
     vary from run to run. One arena holds the largest of their peaks, and grows by what is asked (not to the next
     power of two). Registered once per process, on first use; onnxruntime keeps it for the process's life."""
+    global _shared_arena_registered
     with _shared_arena_lock:  # held for a registration only, never while user code runs
-        if not _shared_arena:
+        if not _shared_arena_registered:
             info = ort.OrtMemoryInfo("Cpu", ort.OrtAllocatorType.ORT_ARENA_ALLOCATOR, 0, ort.OrtMemType.DEFAULT)
             ort.create_and_register_allocator(info, ort.OrtArenaCfg({"arena_extend_strategy": 1}))
-            _shared_arena.append(True)
+            _shared_arena_registered = True
     options.add_session_config_entry("session.use_env_allocators", "1")
 
 

@@ -172,14 +172,9 @@ class Model:
         self.proto = proto  # the graph without its large weights
         #: Where external data is found (the model file's folder), None for a model from memory.
         self.folder = os.path.dirname(os.path.abspath(path)) if path is not None else None
-        self.weights = skeleton.Weights(data=data)
-        if path is not None:
-            files = [(os.path.abspath(path), found.stamp)]
-            for name in external:  # onnxruntime maps these too: a dump checks them as it checks the model file
-                stamp = skeleton.file_stamp(os.path.join(self.folder, name))
-                if stamp is not None:
-                    files.append((os.path.join(self.folder, name), stamp))
-            self.weights = skeleton.Weights(folder=self.folder, files=tuple(files))
+        self.weights = (
+            skeleton.Weights.of_file(path, found.stamp, external) if path is not None else skeleton.Weights(data=data)
+        )
         self.inputs = tuple(_describe(vi) for vi in proto.graph.input if vi.name not in initializers)
         self.outputs = tuple(_describe(vi) for vi in proto.graph.output)
         self.session = None

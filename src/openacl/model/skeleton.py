@@ -16,7 +16,7 @@ folder, as onnxruntime resolves them for the model itself.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -148,14 +148,26 @@ def _tensor(read: Read, start: int, end: int, location: str) -> tuple[bytes, boo
     return b"".join(kept), True
 
 
-def _graph(read: Read, start: int, end: int, location: str) -> tuple[bytes, int]:
+def _rewrite(
+    read: Read,
+    start: int,
+    end: int,
+    target: int,
+    rewrite: Callable[[int, int], tuple[bytes, int]],
+    limit: int | None = None,
+) -> tuple[bytes, int]:
+    """The message in ``[start, end)`` with each length-delimited field ``target`` replaced by ``rewrite(payload
+    start, payload end)``'s bytes, every other field copied as it is; the sum of the rewrites' counts. More than
+    ``limit`` fields (when given) is :class:`MalformedModel`."""
     parts: list[bytes] = []
     moved = 0
-    for field, wire, field_start, body, after in _fields(read, start, end):
-        if field == _GRAPH_INITIALIZER and wire == _LEN:
-            tensor, was_moved = _tensor(read, body, after, location)
-            parts.append(_length_delimited(field, tensor))
-            moved += was_moved
+    for count, (field, wire, field_start, body, after) in enumerate(_fields(read, start, end)):
+        if count == limit:
+            raise MalformedModel(f"more than {limit} fields")
+        if field == target and wire == _LEN:
+            payload, rewritten = rewrite(body, after)
+            parts.append(_length_delimited(field, payload))
+            moved += rewritten
         else:
             parts.append(read(field_start, after - field_start))
     return b"".join(parts), moved
@@ -164,18 +176,12 @@ def _graph(read: Read, start: int, end: int, location: str) -> tuple[bytes, int]
 def skeleton(read: Read, size: int, location: str) -> Skeleton:
     """The ModelProto bytes at ``read`` (``size`` bytes) with large initializers moved to external data named
     ``location``, whose offsets are those of the original bytes."""
-    parts: list[bytes] = []
-    moved = 0
-    for count, (field, wire, field_start, body, after) in enumerate(_fields(read, 0, size)):
-        if count == MAX_MODEL_FIELDS:
-            raise MalformedModel(f"more than {MAX_MODEL_FIELDS} top-level fields")
-        if field == _MODEL_GRAPH and wire == _LEN:
-            graph, count = _graph(read, body, after, location)
-            parts.append(_length_delimited(field, graph))
-            moved += count
-        else:
-            parts.append(read(field_start, after - field_start))
-    return Skeleton(b"".join(parts), location, moved)
+
+    def graph(start: int, end: int) -> tuple[bytes, int]:
+        return _rewrite(read, start, end, _GRAPH_INITIALIZER, lambda b, a: _tensor(read, b, a, location))
+
+    data, moved = _rewrite(read, 0, size, _MODEL_GRAPH, graph, MAX_MODEL_FIELDS)
+    return Skeleton(data, location, moved)
 
 
 def of_bytes(data: bytes | memoryview, location: str) -> Skeleton:
@@ -224,6 +230,18 @@ class Weights:
     folder: str | None = None
     data: bytes | None = None
     files: tuple[tuple[str, FileStamp], ...] = ()
+
+    @classmethod
+    def of_file(cls, path: str, stamp: FileStamp | None, external: Sequence[str]) -> Weights:
+        """The weights of the model file at ``path`` (stamped ``stamp`` when its skeleton was read), and of the
+        ``external`` data files beside it, stamped now (one that cannot be read is left to onnxruntime)."""
+        folder = os.path.dirname(os.path.abspath(path))
+        files = [(os.path.abspath(path), stamp)]
+        for name in external:
+            beside = os.path.join(folder, name)
+            if (found := file_stamp(beside)) is not None:
+                files.append((beside, found))
+        return cls(folder=folder, files=tuple(files))
 
     def check(self, label: str, model_file: bool = True) -> None:
         """Raise ``ACL_ERROR_READ_MODEL_FAILURE`` when a weights file is no longer the one that was loaded.
