@@ -44,7 +44,7 @@ from openacl.dump.config import DumpConfig
 from openacl.dump.record import OpRecord
 from openacl.model import model as model_mod
 from openacl.onnxrt import session_options
-from openacl.tools import compare
+from openacl.tools import compare, report
 
 openacl.install()
 import acl  # noqa: E402
@@ -202,7 +202,7 @@ def bench_compare(root: Path, total_bytes: int, rounds: int) -> tuple[float, flo
         start = time.perf_counter()
         result = compare.compare_dumps(root / "device", root / "golden")
         elapsed = time.perf_counter() - start
-        assert result.first_divergence is None and result.compared == len(files), compare.summary(result)
+        assert result.first_divergence is None and result.compared == len(files), report.summary(result)
         return elapsed
 
     def floor() -> float:

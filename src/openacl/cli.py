@@ -226,7 +226,7 @@ def _parse(args: argparse.Namespace) -> int:
 def _compare(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from openacl.tools import compare
+    from openacl.tools import compare, report
     from openacl.tools.fusion_rule import FusionRuleError
 
     for path in (args.dump_a, args.dump_b):
@@ -249,7 +249,7 @@ def _compare(args: argparse.Namespace) -> int:
             return _fail("compare", str(exc))
     if args.csv:
         try:
-            compare.write_csv(result, args.csv)
+            report.write_csv(result, args.csv)
         except OSError as exc:
             return _fail("compare", f"cannot write {args.csv}: {exc.strerror or exc}")
     if args.json:
@@ -262,7 +262,7 @@ def _compare(args: argparse.Namespace) -> int:
             }
         )
     elif not args.quiet:
-        compare.render(result, Console(), limit=args.limit)
+        report.render(result, Console(), limit=args.limit)
     if not result.rows:
         print("openacl compare: no operator appears in both dumps", file=sys.stderr)
         return 1

@@ -1,4 +1,4 @@
-"""openacl.tools.compare: operator-by-operator comparison of a dump under test with a golden dump."""
+"""openacl.tools.compare, .pairing, .metrics, .report: operator by operator, a dump under test against a golden dump."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from openacl import dtypes
 from openacl.dump import format as fmt
 from openacl.dump.proto import dump_data_pb2
 from openacl.tools import compare as cmp
+from openacl.tools import pairing, report
 
 T_A = 1700000000000000
 T_B = 1800000000000000
@@ -83,15 +84,15 @@ def _pair(tmp_path, a_arrays, b_arrays, *, kind="outputs", **kwargs):
 def test_match_key_ignores_stream_and_timestamp():
     a = fmt.file_name("Conv2D", "layer1/conv", 7, 0, T_A)
     b = fmt.file_name("Conv2D", "layer1/conv", 7, 3, T_B)
-    assert cmp.match_key(a) == cmp.match_key(b) == ("Conv2D", "layer1_conv", 7)
-    assert cmp.match_key(f"/some/dir/{a}") == ("Conv2D", "layer1_conv", 7)
-    assert cmp.match_key("Add.a.b.3.0.0000000000000001") == ("Add", "a.b", 3)
+    assert pairing.match_key(a) == pairing.match_key(b) == ("Conv2D", "layer1_conv", 7)
+    assert pairing.match_key(f"/some/dir/{a}") == ("Conv2D", "layer1_conv", 7)
+    assert pairing.match_key("Add.a.b.3.0.0000000000000001") == ("Add", "a.b", 3)
 
 
 @pytest.mark.parametrize("name", ["Relu.relu.1.0.1700000000000000.csv", "mapping.csv", "a.b.c.d.e", "Relu.1.0.1"])
 def test_match_key_rejects_other_names(name):
     with pytest.raises(ValueError, match="not a dump file name"):
-        cmp.match_key(name)
+        pairing.match_key(name)
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -202,7 +203,7 @@ def test_stats_csv_files_are_skipped_with_a_reason(tmp_path, x):
     stats = a_files[0].parent / f"{a_files[0].name}.csv"
     stats.write_text(fmt.stats_csv([x], [x]))
     result = cmp.compare_dumps(tmp_path / "a", tmp_path / "b")
-    assert result.skipped == [(str(stats), cmp.STATS_REASON)]
+    assert result.skipped == [(str(stats), pairing.STATS_REASON)]
     assert result.compared == 2
     only_stats = cmp.compare_dumps(stats, stats)
     assert only_stats.rows == [] and len(only_stats.skipped) == 2
@@ -392,7 +393,7 @@ def test_csv_header_and_values_round_trip(tmp_path, x):
     _pair(tmp_path / "nan", [np.array([np.nan])], [np.array([1.0])])
     result = cmp.compare_dumps(tmp_path / "a", tmp_path / "b")
     out = tmp_path / "result.csv"
-    cmp.write_csv(result, out)
+    report.write_csv(result, out)
     text = out.read_text(encoding="utf-8")
     assert text.splitlines()[0] == (
         "Index,OpType,OpName,Tensor,Shape,DataType,MaxAbsError,MaxRelError,RelL2Error,CosineSimilarity,Exceeds,Reason,"
@@ -418,7 +419,7 @@ def test_csv_header_and_values_round_trip(tmp_path, x):
     assert records[-1]["Reason"] == "missing in B"
 
     special = cmp.compare_dumps(tmp_path / "nan" / "a", tmp_path / "nan" / "b")
-    cmp.write_csv(special, out)
+    report.write_csv(special, out)
     (record,) = list(csv.DictReader(out.open(encoding="utf-8")))
     assert (record["MaxAbsError"], record["MaxRelError"], record["CosineSimilarity"]) == ("inf", "inf", "1.0")
     assert record["Shape"] == "(1,)"
@@ -426,7 +427,7 @@ def test_csv_header_and_values_round_trip(tmp_path, x):
 
 def _rendered(result, limit=50):
     console = Console(record=True, width=200)
-    cmp.render(result, console, limit=limit)
+    report.render(result, console, limit=limit)
     return console.export_text()
 
 

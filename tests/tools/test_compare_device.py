@@ -20,6 +20,7 @@ from openacl.dump import layouts
 from openacl.dump.proto import dump_data_pb2
 from openacl.dump.reader import find_dump_files, read_dump
 from openacl.tools import compare as cmp
+from openacl.tools import metrics, report
 from openacl.tools.oneshot import dump_model
 from tests.tools.convnet import BF16, conv_bn_relu_net, device_run, insert_identity_scale
 
@@ -100,7 +101,7 @@ def test_healthy_device_run_passes_the_default_thresholds(net, tmp_path, dtype):
     result = cmp.compare_dumps(device, golden)
     assert result.operators == len(model.graph.node) and result.incomparable == 0
     assert result.compared == sum(len(n.input) + len(n.output) for n in model.graph.node)
-    assert result.first_divergence is None, cmp.summary(result)
+    assert result.first_divergence is None, report.summary(result)
     assert max(row.max_rel_error for row in result.rows) < 0.5
     # the near-zero elements are there: unfloored, the first Conv's relative error is 100x the old default (1e-3)
     x, y = (read_dump(next(p for p in find_dump_files(d) if ".conv0." in p.name)).outputs[0] for d in (device, golden))
@@ -116,7 +117,7 @@ def test_conv_weights_times_1_05_is_the_first_divergence_not_an_earlier_near_zer
     device = device_dump(model, golden, tmp_path / "device", dtype, scale_weight=("w2", 1.05))
     result = cmp.compare_dumps(device, golden)
     first = result.first_divergence
-    assert first is not None and first.op_name == "conv2", cmp.summary(result)
+    assert first is not None and first.op_name == "conv2", report.summary(result)
     assert first.tensor == "input.1" and first.rel_l2_error == pytest.approx(0.05, rel=0.1)  # the weight itself
     output = next(r for r in result.rows if r.op_name == "conv2" and r.tensor == "output.0")
     assert output.exceeds and output.cosine > 0.999  # the cosine alone (msaccucmp's 0.99) would not catch it
@@ -129,7 +130,7 @@ def test_bf16_tensors_are_judged_as_bf16_not_as_the_float32_they_are_read_as(net
     row = next(r for r in cmp.compare_dumps(device, golden).rows if r.tensor == "output.0")
     assert row.dtype == "bfloat16 vs float32"
     strict = cmp.compare_dumps(
-        device, golden, thresholds={**cmp.DEFAULT_THRESHOLDS, "bfloat16": cmp.DEFAULT_THRESHOLDS["float32"]}
+        device, golden, thresholds={**metrics.DEFAULT_THRESHOLDS, "bfloat16": metrics.DEFAULT_THRESHOLDS["float32"]}
     )
     assert strict.first_divergence is not None
 
@@ -148,7 +149,7 @@ def test_device_layouts_are_converted_before_comparing(net, tmp_path):
     gemm = next(p for p in find_dump_files(device) if p.name.startswith("Gemm."))
     assert read_dump(gemm).input_info[1].format == 29
     result = cmp.compare_dumps(device, golden)
-    assert result.incomparable == 0 and result.first_divergence is None, cmp.summary(result)
+    assert result.incomparable == 0 and result.first_divergence is None, report.summary(result)
     diverged = device_dump(model, golden, tmp_path / "diverged", FP16, scale_weight=("w2", 1.05), device_layouts=True)
     assert cmp.compare_dumps(diverged, golden).first_divergence.op_name == "conv2"
 
@@ -165,7 +166,7 @@ def test_a_layout_that_cannot_be_converted_is_reported_and_is_not_a_pass(tmp_pat
     (row,) = result.rows
     assert row.reason.startswith("layout: stored format") and not row.exceeds
     assert result.first_divergence is None and result.compared == 0 and result.incomparable == 1
-    assert cmp.summary(result).endswith("nothing was compared")
+    assert report.summary(result).endswith("nothing was compared")
     assert cli.main(["compare", str(tmp_path / "a"), str(tmp_path / "b"), "--quiet"]) == 1
     assert "no tensor could be compared" in capsys.readouterr().err
 
@@ -175,7 +176,7 @@ def test_a_layout_that_cannot_be_converted_is_reported_and_is_not_a_pass(tmp_pat
         (tmp_path / side / other).write_bytes(b"".join(bytes(p) for p in fmt.file_parts("relu", [], [x[0]], 2)))
     result = cmp.compare_dumps(tmp_path / "a", tmp_path / "b")
     assert result.compared == 1 and result.incomparable == 1
-    assert "but 1 could not be compared" in cmp.summary(result)
+    assert "but 1 could not be compared" in report.summary(result)
     assert cli.main(["compare", str(tmp_path / "a"), str(tmp_path / "b"), "--quiet"]) == 1
 
 
@@ -297,7 +298,7 @@ def test_pairing_survives_a_node_inserted_into_a_model_with_unnamed_nodes(tmp_pa
     names = sorted(p.name.split(".")[1] for p in find_dump_files(device))
     assert "Mul_3" in names and "Conv_4" in names  # every node after the Mul is renumbered
     result = cmp.compare_dumps(device, golden)
-    assert result.first_divergence is None, cmp.summary(result)
+    assert result.first_divergence is None, report.summary(result)
     assert result.operators == len(base.graph.node) and result.incomparable == 0
     assert [r.op_name for r in result.rows if r.reason] == ["Mul_3"]  # the inserted node, and only it
     conv = next(r for r in result.rows if r.op_name == "Conv_4" and r.tensor == "output.0")
