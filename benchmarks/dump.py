@@ -39,6 +39,7 @@ from _common import argument_parser, import_model_builder, interleaved, per_call
 
 import openacl
 from openacl.dump import format as dump_format
+from openacl.dump import selection
 from openacl.dump import session as dump_session
 from openacl.dump.config import DumpConfig
 from openacl.dump.record import OpRecord
@@ -106,7 +107,7 @@ def bench_disk_dump(big: Loaded, out: Path, rounds: int) -> tuple[float, float, 
     observed = big.model.observed()
     config = DumpConfig.default(str(out))
     config = DumpConfig(**{**config.__dict__, "dump_mode": "all"})
-    plan = config.plan(big.model.name, observed.ops)
+    plan = selection.plan(config, big.model.name, observed.ops)
     operators = observed.operators
     ops = [OpRecord(e.index, operators[e.index].type, operators[e.index].name, e.inputs, e.outputs) for e in plan]
     observed.prepare(ops)

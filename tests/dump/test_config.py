@@ -1,9 +1,8 @@
-"""``openacl.dump.config``: every key of the "dump" section, valid and invalid, and what a run dumps."""
+"""``openacl.dump.config``: every key of the "dump" section, valid and invalid (what it selects: test_selection)."""
 
 from __future__ import annotations
 
 import json
-import logging
 import os
 
 import pytest
@@ -16,53 +15,15 @@ from openacl.dump.config import (
     BlacklistEntry,
     DumpConfig,
     ModelRule,
-    OpInfo,
-    OpPlan,
     StepSet,
     load_dump_config,
     parse_dump_section,
 )
+from openacl.dump.selection import OpInfo, plan, selects_model, selects_step
 from openacl.errors import AclCode, AclError
+from tests.dump.sections import DIR, model_list, warnings_of
 
 BAD = AclCode.ACL_ERROR_INVALID_DUMP_CONFIG
-DIR = "<dir>"  # stands for an existing, writable directory in the parametrized sections below
-
-
-def _fill(value, directory: str):
-    if value == DIR:
-        return directory
-    if isinstance(value, dict):
-        return {k: _fill(v, directory) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_fill(v, directory) for v in value]
-    return value
-
-
-@pytest.fixture
-def parse(tmp_path):
-    """Parse a section; ``DIR`` anywhere in it becomes a temporary directory."""
-    return lambda section: parse_dump_section(_fill(section, str(tmp_path)))
-
-
-@pytest.fixture
-def refuse(tmp_path):
-    """Parse a section that must be refused; returns the error detail."""
-
-    def run(section) -> str:
-        with pytest.raises(AclError) as info:
-            parse_dump_section(_fill(section, str(tmp_path)))
-        assert info.value.code == BAD
-        return info.value.detail
-
-    return run
-
-
-def warnings_of(caplog) -> list[str]:
-    return [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING and r.name == "openacl.dump"]
-
-
-def model_list(**entry):
-    return [{"model_name": "m", **entry}]
 
 
 # ----- valid sections: each key -----
@@ -113,7 +74,7 @@ def test_empty_section_is_valid_and_dumps_nothing(acl_log):
     config = parse_dump_section({})
     assert config == DumpConfig()
     assert not config.model_dump_enabled
-    assert config.plan("m", [OpInfo("a", "Add", 2, 1)]) is None
+    assert plan(config, "m", [OpInfo("a", "Add", 2, 1)]) is None
     assert warnings_of(acl_log) == []
 
 
@@ -132,21 +93,21 @@ def test_cann_model_dump_example(parse):
     )
     assert config.dump_list == (ModelRule("ResNet-101"), ModelRule("ResNet-50", layer=("conv1conv1_relu", "pool1")))
     assert config.model_dump_enabled
-    assert config.selects_model("ResNet-50") and config.selects_model("ResNet-101")
-    assert not config.selects_model("ResNet-18")
+    assert selects_model(config, "ResNet-50") and selects_model(config, "ResNet-101")
+    assert not selects_model(config, "ResNet-18")
 
 
 @pytest.mark.parametrize("dump_list", [[{}], [], [{"model_name": "", "layer": []}]])
 def test_single_op_examples_dump_every_model(parse, dump_list):
     config = parse({"dump_path": DIR, "dump_list": dump_list, "dump_op_switch": "on", "dump_data": "tensor"})
     assert config.model_dump_enabled and config.dump_op_switch
-    assert config.selects_model("anything")
+    assert selects_model(config, "anything")
     assert all(rule.model_name is None and rule.layer == () for rule in config.dump_list)
 
 
 def test_entry_without_model_name_applies_to_every_model(parse):
     config = parse({"dump_path": DIR, "dump_list": [{"layer": ["a"]}]})
-    assert config.selects_model("x") and config.selects_model("y")
+    assert selects_model(config, "x") and selects_model(config, "y")
 
 
 def test_dump_path_is_made_absolute(tmp_path, monkeypatch):
@@ -186,7 +147,7 @@ def test_watcher_is_valid_but_dumps_no_model(parse):
     )
     assert config.dump_list[0].watcher_nodes == ("C", "D")
     assert not config.model_dump_enabled
-    assert not config.selects_model("m")
+    assert not selects_model(config, "m")
 
 
 def test_blacklist_entries_are_parsed(parse, acl_log):
@@ -226,7 +187,7 @@ def test_default_config():
     config = DumpConfig.default("/tmp")
     assert config.dump_path == "/tmp"
     assert (config.dump_mode, config.dump_data, config.dump_step) == ("output", "tensor", None)
-    assert config.model_dump_enabled and config.selects_model("any") and config.selects_step(12345)
+    assert config.model_dump_enabled and selects_model(config, "any") and selects_step(config, 12345)
     assert DumpConfig.default().dump_path is None
 
 
@@ -599,142 +560,6 @@ def test_any_ranges_round_trip(pairs):
     assert StepSet.parse(str(parsed)) == parsed
 
 
-def test_selects_step(parse):
-    config = parse({"dump_path": DIR, "dump_list": model_list(), "dump_step": "1|3-4"})
-    assert [s for s in range(6) if config.selects_step(s)] == [1, 3, 4]
-    assert parse({"dump_path": DIR, "dump_list": model_list()}).selects_step(10**9)
-
-
-# ----- plan() -----
-
-OPS = [
-    OpInfo("conv1", "Conv", 3, 1),
-    OpInfo("relu1", "Relu", 1, 1),
-    OpInfo("pool1", "MaxPool", 1, 2),
-    OpInfo("fc", "Gemm", 3, 1),
-    OpInfo("const", "Constant", 0, 1),
-    OpInfo("out", "Softmax", 1, 1),
-]
-
-
-def plan_of(parse, entry=None, *, model="m", **keys):
-    section = {"dump_path": DIR, "dump_list": [{"model_name": "m", **(entry or {})}], **keys}
-    return parse(section).plan(model, OPS)
-
-
-def test_plan_outputs_of_every_op_by_default(parse):
-    assert plan_of(parse) == [OpPlan(i, (), tuple(range(op.num_outputs))) for i, op in enumerate(OPS)]
-
-
-def test_plan_inputs_only_leaves_out_ops_without_inputs(parse):
-    plan = plan_of(parse, dump_mode="input")
-    assert [p.index for p in plan] == [0, 1, 2, 3, 5]
-    assert plan[0] == OpPlan(0, (0, 1, 2), ())
-
-
-def test_plan_all_slots(parse):
-    plan = plan_of(parse, dump_mode="all")
-    assert plan[2] == OpPlan(2, (0,), (0, 1)) and plan[4] == OpPlan(4, (), (0,))
-
-
-def test_plan_of_unselected_model_is_none(parse):
-    assert plan_of(parse, model="other") is None
-
-
-def test_plan_layer(parse):
-    plan = plan_of(parse, {"layer": ["fc", "relu1", "missing"]})
-    assert [p.index for p in plan] == [1, 3]
-
-
-def test_plan_opname_blacklist_positions(parse):
-    entry = {
-        "opname_blacklist": [{"name": "conv1", "pos": ["input1", "output0"]}, {"name": "pool1", "pos": ["output1"]}]
-    }
-    plan = plan_of(parse, entry, dump_mode="all", dump_level="op")
-    assert plan[0] == OpPlan(0, (0, 2), ())
-    assert plan[2] == OpPlan(2, (0,), (0,))
-
-
-def test_plan_blacklist_without_pos_drops_the_whole_op(parse):
-    entry = {"optype_blacklist": [{"name": "Relu"}, {"name": "Gemm", "pos": []}], "opname_blacklist": [{"name": "out"}]}
-    plan = plan_of(parse, entry, dump_mode="all", dump_level="op")
-    assert [p.index for p in plan] == [0, 2, 4]
-
-
-def test_plan_blacklisting_every_slot_drops_the_op(parse):
-    entry = {"optype_blacklist": [{"name": "Relu", "pos": ["output0"]}]}
-    assert [p.index for p in plan_of(parse, entry, dump_level="op")] == [0, 2, 3, 4, 5]
-
-
-def test_plan_invalid_pos_excludes_nothing(parse):
-    entry = {"optype_blacklist": [{"name": "Relu", "pos": ["Output0"]}]}
-    assert len(plan_of(parse, entry, dump_level="op")) == len(OPS)
-
-
-@pytest.mark.parametrize(
-    ("ranges", "indices"),
-    [
-        ([("relu1", "fc")], [1, 2, 3]),
-        ([("relu1", "relu1")], [1]),
-        ([("conv1", "relu1"), ("fc", "const")], [0, 1, 3, 4]),
-        ([("conv1", "pool1"), ("relu1", "fc")], [0, 1, 2, 3]),
-        ([("fc", "missing")], [3, 4, 5]),  # an end never met: through the last operator
-        ([("missing", "fc")], []),  # a begin never met
-        ([("fc", "relu1")], []),  # end before begin
-    ],
-)
-def test_plan_opname_range(parse, acl_log, ranges, indices):
-    entry = {"opname_range": [{"begin": b, "end": e} for b, e in ranges]}
-    assert [p.index for p in plan_of(parse, entry, dump_level="op")] == indices
-    if not indices:
-        assert any("opname_range" in w for w in warnings_of(acl_log))
-
-
-def test_plan_range_and_layer_union(parse):
-    entry = {"layer": ["out"], "opname_range": [{"begin": "relu1", "end": "pool1"}]}
-    assert [p.index for p in plan_of(parse, entry, dump_level="op")] == [1, 2, 5]
-
-
-def test_plan_rules_applying_to_a_model_are_united(parse):
-    config = parse(
-        {
-            "dump_path": DIR,
-            "dump_level": "op",
-            "dump_mode": "all",
-            "dump_list": [
-                {"model_name": "m", "layer": ["conv1"], "opname_blacklist": [{"name": "conv1", "pos": ["input0"]}]},
-                {"layer": ["conv1", "out"], "opname_blacklist": [{"name": "conv1", "pos": ["input1"]}]},
-                {"model_name": "other", "layer": ["fc"]},
-            ],
-        }
-    )
-    assert config.plan("m", OPS) == [OpPlan(0, (0, 1, 2), (0,)), OpPlan(5, (0,), (0,))]
-    assert config.plan("x", OPS) == [OpPlan(0, (0, 2), (0,)), OpPlan(5, (0,), (0,))]
-    assert [p.index for p in config.plan("other", OPS)] == [0, 3, 5]
-
-
-def test_plan_op_switch_dumps_unnamed_models_whole(parse):
-    config = parse({"dump_path": DIR, "dump_op_switch": "on", "dump_list": [{"model_name": "m", "layer": ["fc"]}]})
-    assert [p.index for p in config.plan("m", OPS)] == [3]
-    assert len(config.plan("other", OPS)) == len(OPS)
-
-
-def test_plan_when_no_model_dump(parse):
-    for section in ({"dump_path": DIR, "dump_debug": "on"}, {"dump_scene": "aic_err_norm_dump"}):
-        config = parse(section)
-        assert config.plan("m", OPS) is None and not config.selects_model("m")
-
-
-def test_plan_of_default_config():
-    assert DumpConfig.default().plan("any", OPS) == [
-        OpPlan(i, (), tuple(range(o.num_outputs))) for i, o in enumerate(OPS)
-    ]
-
-
-def test_plan_of_empty_model(parse):
-    assert parse({"dump_path": DIR, "dump_list": model_list()}).plan("m", []) == []
-
-
 # ----- load_dump_config -----
 
 
@@ -747,7 +572,7 @@ def write(tmp_path, content: str) -> str:
 def test_load_valid_file(tmp_path):
     path = write(tmp_path, json.dumps({"dump": {"dump_path": str(tmp_path), "dump_list": [{"model_name": "m"}]}}))
     config = load_dump_config(path)
-    assert config.dump_path == str(tmp_path) and config.selects_model("m")
+    assert config.dump_path == str(tmp_path) and selects_model(config, "m")
 
 
 def test_load_missing_file(tmp_path):

@@ -15,24 +15,7 @@
 Any refusal raises ``AclError(ACL_ERROR_INVALID_DUMP_CONFIG, "<key>: <why>")``; ``<key>`` is the path of the
 offending value as CANN spells it (``dump_list[0].layer[2]``). The facade logs it when it returns the code.
 
-Which models are dumped (CANN's rules, and where openacl has to choose):
-
-- ``dump_list`` with entries: the models the entries name. An entry without ``model_name`` (or, with
-  ``dump_op_switch: "on"``, with an empty one) applies to every model, as GE's ``DUMP_LAYER_OP_MODEL`` does;
-  that is how CANN's own single-operator example ``"dump_list": [{}]`` reads.
-- ``dump_op_switch: "on"`` is CANN's single-operator dump: operators run one by one, outside any model.
-  openacl runs every operator inside a model, so it reads the switch as "every model": a model that no
-  ``dump_list`` entry names is dumped whole; a model an entry names follows that entry. (GE also puts
-  ``DUMP_ALL_MODEL`` in place when the switch is on and ``dump_list`` is empty.)
-- ``dump_list`` absent or ``[]`` with ``dump_op_switch`` off: a valid configuration that dumps no model (adump's
-  ``NeedDump`` is false; older GE refused it). A WARNING says so, because it is seldom what the user meant.
-- ``dump_scene``, ``dump_debug: "on"`` and ``dump_kernel_data`` ask for dumps a CPU cannot make (AI Core
-  exceptions, overflow detection, Ascend C kernel debug data). They are validated like any other key, then a
-  WARNING says they have no effect, and :attr:`DumpConfig.model_dump_enabled` is false for an exception scene,
-  watcher mode and overflow dump, which CANN does not combine with model dumps.
-
-The model name that ``model_name`` matches is the model file's name without its extension (the om name in
-CANN); the caller passes it to :meth:`DumpConfig.selects_model` and :meth:`DumpConfig.plan`.
+Which models, operators, steps and tensors a ``DumpConfig`` dumps is :mod:`openacl.dump.selection`'s to say.
 
 Unknown keys are logged as a WARNING and ignored rather than refused: CANN reads only the keys it knows and
 ignores the rest, so a configuration written for another CANN version keeps working; the warning catches typos.
@@ -61,8 +44,6 @@ __all__ = [
     "BlacklistEntry",
     "DumpConfig",
     "ModelRule",
-    "OpInfo",
-    "OpPlan",
     "StepSet",
     "load_dump_config",
     "parse_dump_section",
@@ -125,26 +106,7 @@ def _json_type(value: object) -> str:
     return type(value).__name__
 
 
-# ----- the model: what a run is and what gets dumped -----
-
-
-@dataclass(frozen=True)
-class OpInfo:
-    """One operator of a model, in execution order."""
-
-    name: str
-    type: str
-    num_inputs: int
-    num_outputs: int
-
-
-@dataclass(frozen=True)
-class OpPlan:
-    """Dump operator ``index`` (into the ops list given to :meth:`DumpConfig.plan`): these input and output slots."""
-
-    index: int
-    inputs: tuple[int, ...]
-    outputs: tuple[int, ...]
+# ----- the validated configuration -----
 
 
 @dataclass(frozen=True)
@@ -164,7 +126,7 @@ class BlacklistEntry:
 
 @dataclass(frozen=True)
 class ModelRule:
-    """One ``dump_list`` entry. ``model_name`` None: every model. Empty ``layer``: no filter by name."""
+    """One ``dump_list`` entry (:mod:`openacl.dump.selection` applies it). ``model_name`` None: every model."""
 
     model_name: str | None = None
     layer: tuple[str, ...] = ()
@@ -172,76 +134,6 @@ class ModelRule:
     optype_blacklist: tuple[BlacklistEntry, ...] = ()
     opname_range: tuple[tuple[str, str], ...] = ()
     watcher_nodes: tuple[str, ...] = ()  # kept as parsed; watcher mode has no effect in openacl
-
-    def applies_to(self, model_name: str) -> bool:
-        return self.model_name is None or self.model_name == model_name
-
-    def chosen(self, ops: Sequence[OpInfo]) -> set[int] | None:
-        """Indices of the operators this rule picks, or None for all of them.
-
-        ``layer`` and ``opname_range`` each pick operators; when both are given an operator picked by either is
-        dumped (GE: the layer set, plus the operators its range state machine marks).
-        """
-        if not self.layer and not self.opname_range:
-            return None
-        names = set(self.layer)
-        picked = {index for index, op in enumerate(ops) if op.name in names}
-        for begin, end in self.opname_range:
-            picked |= _range_indices(ops, begin, end)
-        return picked
-
-    def slots(self, op: OpInfo, want_inputs: bool, want_outputs: bool) -> tuple[set[int], set[int]]:
-        """The input and output slots of ``op`` this rule keeps, blacklists applied."""
-        blocked_in: set[int] = set()
-        blocked_out: set[int] = set()
-        matches = [e for e in self.opname_blacklist if e.name == op.name]
-        matches += [e for e in self.optype_blacklist if e.name == op.type]
-        for entry in matches:
-            if entry.whole_op:
-                return set(), set()
-            blocked_in |= entry.inputs
-            blocked_out |= entry.outputs
-        inputs = set(range(op.num_inputs)) - blocked_in if want_inputs else set()
-        outputs = set(range(op.num_outputs)) - blocked_out if want_outputs else set()
-        return inputs, outputs
-
-
-_EVERY_OP = ModelRule()
-
-
-def _range_indices(ops: Sequence[OpInfo], begin: str, end: str) -> set[int]:
-    """Operators from ``begin`` through ``end`` in execution order, both included: GE's range state machine.
-
-    ``DumpProperties::DumpProcFsmTransition``: an ``end`` met before its ``begin`` stops the range for good (so
-    ``end`` before the first ``begin`` picks nothing; a warning says so); a ``begin`` never met picks nothing; an
-    ``end`` never met after ``begin`` runs the range to the last operator; ``begin == end`` picks that operator.
-    """
-    picked: set[int] = set()
-    phase = "init"
-    for index, op in enumerate(ops):
-        event = "begin" if op.name == begin else "end" if op.name == end else "other"
-        if phase == "init":
-            if event == "end":
-                log.warning("opname_range [%r, %r]: %r comes before %r; the range stops here", begin, end, end, begin)
-                return picked
-            if event == "begin":
-                picked.add(index)
-                phase = "stop" if begin == end else "start"
-        elif phase == "start":
-            picked.add(index)
-            if event == "end":
-                phase = "stop"
-        else:  # stop: the end operator may repeat; anything else ends this pass of the range
-            if event == "begin":
-                log.warning("opname_range [%r, %r]: %r appears again after the range ended", begin, end, begin)
-                return picked
-            if event == "end":
-                picked.add(index)
-            else:
-                phase = "init"
-    if not picked:
-        log.warning("opname_range [%r, %r]: no operator named %r in this model", begin, end, begin)
-    return picked
 
 
 class StepSet:
@@ -324,12 +216,12 @@ class DumpConfig:
     @classmethod
     def default(cls, dump_path: str | None = None) -> DumpConfig:
         """``init_dump`` with a callback and no configuration: every operator of every model, outputs, tensors."""
-        return cls(dump_path=dump_path, dump_list=(_EVERY_OP,))
+        return cls(dump_path=dump_path, dump_list=(ModelRule(),))
 
     @property
     def model_dump_enabled(self) -> bool:
         """Whether any model is dumped: a ``dump_list`` entry or ``dump_op_switch`` on, and no exception scene,
-        watcher mode or overflow dump (see the module docstring)."""
+        watcher mode or overflow dump (see :mod:`openacl.dump.selection`)."""
         if self.dump_scene is not None or self.dump_debug:
             return False
         return bool(self.dump_list) or self.dump_op_switch
@@ -338,42 +230,6 @@ class DumpConfig:
     def remote_dump_path(self) -> bool:
         """``dump_path`` is CANN's ``ip:path`` form: openacl cannot write there, only a dump callback gets data."""
         return self.dump_path is not None and _remote_dir(self.dump_path) is not None
-
-    def selects_model(self, model_name: str) -> bool:
-        if not self.model_dump_enabled:
-            return False
-        return self.dump_op_switch or any(rule.applies_to(model_name) for rule in self.dump_list)
-
-    def selects_step(self, step: int) -> bool:
-        return self.dump_step is None or step in self.dump_step
-
-    def plan(self, model_name: str, ops: Sequence[OpInfo]) -> list[OpPlan] | None:
-        """What to dump of one run of ``model_name``: None if the model is not selected, else the operators in
-        execution order, each with the slots ``dump_mode`` asks for less its blacklisted ones.
-
-        Every ``dump_list`` entry that applies to the model (its ``model_name``, or none) picks operators and
-        slots; an operator or slot picked by any of them is dumped. A model selected only through
-        ``dump_op_switch`` is dumped whole. An operator left with no slot to dump (all blacklisted, or no inputs
-        under ``dump_mode: "input"``) is not in the plan.
-        """
-        if not self.selects_model(model_name):
-            return None
-        rules = [rule for rule in self.dump_list if rule.applies_to(model_name)] or [_EVERY_OP]
-        want_inputs = self.dump_mode in ("input", "all")
-        want_outputs = self.dump_mode in ("output", "all")
-        chosen = [rule.chosen(ops) for rule in rules]
-        plans = []
-        for index, op in enumerate(ops):
-            inputs: set[int] = set()
-            outputs: set[int] = set()
-            for rule, picked in zip(rules, chosen, strict=True):
-                if picked is None or index in picked:
-                    rule_in, rule_out = rule.slots(op, want_inputs, want_outputs)
-                    inputs |= rule_in
-                    outputs |= rule_out
-            if inputs or outputs:
-                plans.append(OpPlan(index, tuple(sorted(inputs)), tuple(sorted(outputs))))
-        return plans
 
 
 # ----- stage 1: each key on its own -----

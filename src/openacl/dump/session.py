@@ -37,9 +37,10 @@ from pathlib import Path
 
 import numpy as np
 
-from openacl.dump import naming
-from openacl.dump.config import DumpConfig, OpInfo, load_dump_config, parse_dump_section
+from openacl.dump import naming, selection
+from openacl.dump.config import DumpConfig, load_dump_config, parse_dump_section
 from openacl.dump.record import OpRecord
+from openacl.dump.selection import OpInfo
 from openacl.dump.sink import Batch, OutgoingFile, writer
 from openacl.errors import AclCode, AclError
 from openacl.log import get_logger
@@ -230,7 +231,7 @@ class DumpStep:
         """Choose the model's dumped operators and slots; ``skipped`` are operators no dump file can hold (they
         read or write a sequence or map)."""
         config = self.state.session.config
-        plan = config.plan(self.model_name, operators) or []
+        plan = selection.plan(config, self.model_name, operators) or []
         left_out = [entry for entry in plan if entry.index in skipped]
         if left_out:
             names = ", ".join(operators[entry.index].name for entry in left_out[:5])
@@ -323,6 +324,6 @@ def step_of(state: ModelDump, model_id: int, model_name: str, step: int, callbac
     config = state.session.config
     if callback is None and (state.session.needs_callback or not config.dump_path):
         return None
-    if not config.selects_step(step) or not config.selects_model(model_name):
+    if not selection.selects_step(config, step) or not selection.selects_model(config, model_name):
         return None
     return DumpStep(model_id, model_name, state, step, callback)

@@ -31,7 +31,7 @@ import numpy as np
 
 from openacl import onnxrt
 from openacl.dtypes import numpy_from_onnx
-from openacl.dump.config import OpInfo
+from openacl.dump.selection import OpInfo
 from openacl.errors import AclCode, AclError, ExecutionFailed
 from openacl.model.skeleton import Weights
 from openacl.onnxrt import session_options
