@@ -134,25 +134,6 @@ _ONNX_OF_NUMPY: dict[np.dtype, int] = {
 }
 _NUMPY_OF_ONNX = {onnx: np_type for np_type, onnx in _ONNX_OF_NUMPY.items()}
 
-#: onnxruntime's type strings (``NodeArg.type``), e.g. ``"tensor(float)"``.
-_NUMPY_OF_ORT: dict[str, np.dtype] = {
-    "tensor(float)": np.dtype(np.float32),
-    "tensor(float16)": np.dtype(np.float16),
-    "tensor(double)": np.dtype(np.float64),
-    "tensor(int8)": np.dtype(np.int8),
-    "tensor(int16)": np.dtype(np.int16),
-    "tensor(int32)": np.dtype(np.int32),
-    "tensor(int64)": np.dtype(np.int64),
-    "tensor(uint8)": np.dtype(np.uint8),
-    "tensor(uint16)": np.dtype(np.uint16),
-    "tensor(uint32)": np.dtype(np.uint32),
-    "tensor(uint64)": np.dtype(np.uint64),
-    "tensor(bool)": np.dtype(np.bool_),
-    "tensor(complex64)": np.dtype(np.complex64),
-    "tensor(complex128)": np.dtype(np.complex128),
-    "tensor(bfloat16)": BFLOAT16,
-}
-
 #: onnxruntime's type string of bfloat16 tensors: numpy arrays cannot cross its ``run`` (see ``onnxrt``).
 ORT_BFLOAT16 = "tensor(bfloat16)"
 #: ONNX ``TensorProto.STRING``: tensors of strings (numpy object arrays of ``str``).
@@ -216,11 +197,6 @@ def onnx_from_numpy(dtype: np.dtype | type) -> int:
 def numpy_from_onnx(elem_type: int) -> np.dtype:
     """The numpy dtype of an ONNX element type; ``KeyError`` for one numpy cannot hold."""
     return _NUMPY_OF_ONNX[elem_type]
-
-
-def numpy_from_ort(type_string: str) -> np.dtype:
-    """The numpy dtype of an onnxruntime type string such as ``tensor(float)``; ``KeyError`` otherwise."""
-    return _NUMPY_OF_ORT[type_string]
 
 
 #: Bytes per element of each ACL dtype (``aclDataTypeSize``); a dtype not listed (``ACL_STRING``, undefined) is 0.

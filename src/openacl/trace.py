@@ -135,9 +135,6 @@ class Recorder:
             )
         return events
 
-    def chrome_trace(self) -> dict:
-        return {"traceEvents": self.chrome_events(), "displayTimeUnit": "ms"}
-
 
 recorder: Recorder | None = None  # the running recorder; None when recording is off
 _last: Recorder | None = None  # the recorder the trace file shows: the running one, or the one stopped last

@@ -25,10 +25,6 @@ def set_op_wait_timeout(seconds: int) -> None:
         _op_wait_timeout_s = seconds
 
 
-def op_wait_timeout() -> int:
-    return _op_wait_timeout_s
-
-
 def set_op_execute_timeout(seconds: int) -> None:
     global _op_execute_timeout_s
     with _lock:

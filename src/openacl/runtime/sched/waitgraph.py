@@ -84,11 +84,6 @@ def refuse_locked(target: Target) -> None:
         )
 
 
-def forget_thread_locked(thread_id: int) -> None:
-    RUNNING_BY_THREAD.pop(thread_id, None)
-    WAITS_BY_THREAD.pop(thread_id, None)
-
-
 def reset() -> None:
     """Process reset / forked child: no thread runs a callback or waits."""
     RUNNING_BY_THREAD.clear()
