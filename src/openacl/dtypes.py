@@ -75,17 +75,23 @@ class AclFormat(enum.IntEnum):
     ACL_FORMAT_NCDHW = 30
 
 
-#: Short format names as CANN prints them (stats CSV ``Format`` column), by primary format number.
+#: Short format names as CANN prints them (stats CSV ``Format`` column, ``FORMAT_<name>`` in dump headers), by
+#: format number (spec/dump_format.md section 2.2): every format openacl writes or converts.
 FORMAT_NAMES: dict[int, str] = {
     0: "NCHW",
     1: "NHWC",
     2: "ND",
     3: "NC1HWC0",
     4: "FRACTAL_Z",
+    12: "NC1HWC0_C04",
+    14: "CHWN",
     16: "HWCN",
     27: "NDHWC",
     29: "FRACTAL_NZ",
     30: "NCDHW",
+    31: "DHWCN",
+    32: "NDC1HWC0",
+    33: "FRACTAL_Z_3D",
 }
 
 _NUMPY_ACL_PROTO: list[tuple[np.dtype, AclDataType, ProtoDataType]] = [

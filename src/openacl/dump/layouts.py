@@ -22,8 +22,9 @@ import math
 
 import numpy as np
 
+from openacl.dtypes import FORMAT_NAMES
+
 __all__ = [
-    "FORMAT_NAMES",
     "LayoutError",
     "default_c0",
     "format_number",
@@ -34,23 +35,6 @@ __all__ = [
     "to_original",
 ]
 
-#: ``OutputFormat`` numbers (spec/dump_format.md section 2.2) of the formats this module knows.
-FORMAT_NAMES: dict[int, str] = {
-    0: "NCHW",
-    1: "NHWC",
-    2: "ND",
-    3: "NC1HWC0",
-    4: "FRACTAL_Z",
-    12: "NC1HWC0_C04",
-    14: "CHWN",
-    16: "HWCN",
-    27: "NDHWC",
-    29: "FRACTAL_NZ",
-    30: "NCDHW",
-    31: "DHWCN",
-    32: "NDC1HWC0",
-    33: "FRACTAL_Z_3D",
-}
 _NUMBERS = {name: number for number, name in FORMAT_NAMES.items()}
 #: Axis letters of the plain formats that are permutations of each other.
 _PLAIN = {"NCHW": "NCHW", "NHWC": "NHWC", "HWCN": "HWCN", "CHWN": "CHWN", "NCDHW": "NCDHW", "NDHWC": "NDHWC",
