@@ -15,6 +15,10 @@ from openacl.dtypes import BFLOAT16, ORT_BFLOAT16, onnx_from_numpy
 
 _ONNX_BFLOAT16 = onnx_from_numpy(BFLOAT16)
 
+# onnxruntime's log severities (``SessionOptions.log_severity_level``): 0 verbose, 1 info, 2 warning, 3 error, 4 fatal.
+ORT_LOG_ERROR = 3
+ORT_LOG_FATAL = 4
+
 
 def ort_threads() -> int:
     try:
@@ -36,7 +40,7 @@ def session_options(optimize: bool = True, external_data_folder: str | None = No
     options.inter_op_num_threads = 1
     # FATAL only: an error onnxruntime logs (on stderr, in colour) reaches openacl as an exception anyway, which
     # is reported once, as one line, with its code.
-    options.log_severity_level = 4
+    options.log_severity_level = ORT_LOG_FATAL
     # Worker threads that spin after a run would take the cores the runtime needs right then (outputs to
     # copy, callbacks, a dump to write); on small machines that costs more than waking them does.
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")

@@ -13,7 +13,7 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 
-from openacl import dtypes
+from openacl import dtypes, onnxrt
 from openacl.ge import _lower
 from openacl.ge.graph import Graph
 from openacl.ge.passes import CompiledGraph, checkpoint_handle
@@ -68,7 +68,7 @@ class Executable:
         #: Set by the session when its dump options ask for dumps (:class:`openacl.ge.dumping.GraphDump`).
         self.dump: Any = None
         options = ort.SessionOptions()
-        options.log_severity_level = 3
+        options.log_severity_level = onnxrt.ORT_LOG_ERROR
         # A graph whose outputs are all unwired (GE builds it with an empty NetOutput) runs nothing.
         self.session = (
             ort.InferenceSession(self.model.SerializeToString(), options, providers=["CPUExecutionProvider"])

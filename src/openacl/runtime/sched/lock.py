@@ -16,6 +16,7 @@ wait runs while ``LOCK`` is held. ``tests/runtime/sched/test_lock.py`` holds the
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections import deque
@@ -65,7 +66,7 @@ def release() -> None:
         try:
             fn(*args)
         except Exception as exc:  # a bug in the runtime: LOCK must still be released, the chain go on
-            log_locked(log, 40, "scheduler step %r failed", fn, exc=exc)
+            log_locked(log, logging.ERROR, "scheduler step %r failed", fn, exc=exc)
     if not _deferred:
         LOCK.release()
         return

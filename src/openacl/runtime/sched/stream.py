@@ -18,6 +18,7 @@ Guarantees:
 
 from __future__ import annotations
 
+import logging
 from collections import deque
 from collections.abc import Callable
 from typing import Protocol
@@ -246,7 +247,9 @@ class Stream:
         sub = self.subscription
         if sub is None:
             task.finish_locked(TaskState.DROPPED)
-            _lock.log_locked(log, 30, "stream %d: callback %r dropped: no thread subscribed", self.id, task.fn)
+            _lock.log_locked(
+                log, logging.WARNING, "stream %d: callback %r dropped: no thread subscribed", self.id, task.fn
+            )
             return False
         task.state = TaskState.POSTED
         if trace.recorder is not None:
@@ -322,11 +325,13 @@ class Stream:
         synchronize and the failure hooks; the caller keeps the stream going."""
         if isinstance(exc, AclError):
             error = exc
-            _lock.log_locked(log, 40, "stream %d: %s failed: %s", self.id, task.name if task else "task", exc)
+            _lock.log_locked(
+                log, logging.ERROR, "stream %d: %s failed: %s", self.id, task.name if task else "task", exc
+            )
         else:
             what = task.name if task is not None else "the scheduler"
             error = AclError(AclCode.ACL_ERROR_RT_INTERNAL_ERROR, f"{what} raised {type(exc).__name__}: {exc}")
-            _lock.log_locked(log, 40, "stream %d: %s failed", self.id, what, exc=exc)
+            _lock.log_locked(log, logging.ERROR, "stream %d: %s failed", self.id, what, exc=exc)
         if self.failure is None:
             self.failure = error
         if task is not None:
@@ -492,7 +497,7 @@ class Stream:
             self.resume_locked(busy)
         self._notify_locked()
         if dropped:
-            _lock.log_locked(log, 30, "%s: stream %d: %d queued task(s) dropped", reason, self.id, dropped)
+            _lock.log_locked(log, logging.WARNING, "%s: stream %d: %d queued task(s) dropped", reason, self.id, dropped)
         return dropped
 
     def abandon_running_locked(self, reason: str) -> None:
