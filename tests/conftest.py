@@ -14,7 +14,7 @@ import openacl
 openacl.install()
 
 import acl  # noqa: E402  (resolves to openacl's facade)
-from openacl import process  # noqa: E402
+from openacl import ge, process  # noqa: E402
 from openacl.runtime import device as rt_device  # noqa: E402
 from openacl.runtime.sched.task import work_task  # noqa: E402
 
@@ -62,6 +62,17 @@ def clean_runtime():
         if thread.is_alive():
             leftover.append(thread.name)
     assert not leftover, f"test left threads running: {leftover}"
+
+
+@pytest.fixture(autouse=True)
+def ge_clean(clean_runtime):
+    """Every test starts and ends with GE finalised, which stops session worker threads; it ends before
+    ``clean_runtime`` resets the devices those sessions run on."""
+    if ge.is_initialized():
+        ge.ge_finalize()
+    yield
+    if ge.is_initialized():
+        ge.ge_finalize()
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""GE fixtures: every test starts and ends with GE finalised (which also stops session worker threads)."""
+"""GE fixtures (tests/conftest.py's ``ge_clean`` finalises GE around every test)."""
 
 from __future__ import annotations
 
@@ -7,15 +7,6 @@ import logging
 import pytest
 
 from openacl import ge
-
-
-@pytest.fixture(autouse=True)
-def ge_clean():
-    if ge.is_initialized():
-        ge.ge_finalize()
-    yield
-    if ge.is_initialized():
-        ge.ge_finalize()
 
 
 @pytest.fixture

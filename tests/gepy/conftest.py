@@ -1,19 +1,8 @@
-"""GE-PY fixtures: every test starts and ends with GE finalised."""
+"""GE-PY fixtures (tests/conftest.py's ``ge_clean`` finalises GE around every test)."""
 
 from __future__ import annotations
 
 import pytest
-
-from openacl import ge
-
-
-@pytest.fixture(autouse=True)
-def ge_clean():
-    if ge.is_initialized():
-        ge.ge_finalize()
-    yield
-    if ge.is_initialized():
-        ge.ge_finalize()
 
 
 @pytest.fixture
