@@ -40,7 +40,6 @@ from openacl.runtime import memory
 log = get_logger("dump")
 
 MAX_CHUNK_BYTES = 128 * 1024 * 1024
-CHUNK_HEADER_BYTES = 4120  # sizeof(acldumpChunk): what CANN's ``len`` adds to ``bufLen``
 
 
 def chunk_bytes() -> int:
