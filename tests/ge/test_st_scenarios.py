@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from openacl import ge
-from openacl.ge import passes
+from openacl.graph_engine import passes
 
 SHAPE = [1, 1, 224, 224]
 PERM = [0, 1, 2, 3]

@@ -7,15 +7,15 @@
     sess.register_callback_func("Summary", ge.TensorBoardSummaryWriter("runs"))
     outputs, ret = sess.run_graph(1, [x])
 
-CamelCase aliases (``GEInitialize``, ``Session.RunGraph``, ...) mirror the C++ API.
+The engine is :mod:`openacl.graph_engine`; this package is its status-code face.
 """
 
 from __future__ import annotations
 
 from openacl.errors import GeStatus
-from openacl.ge.graph import GE_DOMAIN, Graph, Tensor
-from openacl.ge.session import GEFinalize, GEInitialize, Session, ge_finalize, ge_initialize, is_initialized
-from openacl.ge.sinks import SafetensorsCheckpointWriter, TensorBoardSummaryWriter
+from openacl.graph_engine.graph import GE_DOMAIN, Graph, Tensor
+from openacl.graph_engine.session import GEFinalize, GEInitialize, Session, ge_finalize, ge_initialize, is_initialized
+from openacl.graph_engine.sinks import SafetensorsCheckpointWriter, TensorBoardSummaryWriter
 
 __all__ = [
     "GE_DOMAIN",

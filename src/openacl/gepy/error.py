@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any, NoReturn
 
 from openacl.errors import GeError as EngineError
-from openacl.ge import errmsg
+from openacl.graph_engine import errmsg
 
 __all__ = ["GeError", "get_ge_error_msg", "raise_ge_error"]
 

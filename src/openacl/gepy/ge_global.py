@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from openacl.ge import errmsg
-from openacl.ge import session as _engine
 from openacl.gepy.error import check
+from openacl.graph_engine import errmsg
+from openacl.graph_engine import session as _engine
 
 __all__ = ["GeApi"]
 

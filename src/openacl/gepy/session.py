@@ -1,4 +1,4 @@
-"""``ge.session``: GE-PY's ``Session`` over the engine's :class:`openacl.ge.session.Session`.
+"""``ge.session``: GE-PY's ``Session`` over the engine's :class:`openacl.graph_engine.session.Session`.
 
 Conversions only: GE-PY's type checks (TypeError), ``Tensor`` to arrays and back, non-zero statuses to
 ``GeError`` carrying the engine's error text. ``register_callback_func`` is openacl's extension (GE-PY has none):
@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from openacl.ge import device_tensors, errmsg
-from openacl.ge.session import Session as EngineSession
 from openacl.gepy.allocator import Allocator
 from openacl.gepy.error import GeError, check
 from openacl.gepy.graph.graph import Graph
 from openacl.gepy.graph.tensor import Tensor
+from openacl.graph_engine import device_tensors, errmsg
+from openacl.graph_engine.session import Session as EngineSession
 
 __all__ = ["GeError", "Session"]
 

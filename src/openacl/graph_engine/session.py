@@ -1,11 +1,11 @@
 """GE sessions: ``Session`` with graphs, variables and callbacks (``GEInitialize``/``GEFinalize`` are in
-:mod:`openacl.ge.state` and re-exported here).
+:mod:`openacl.graph_engine.state` and re-exported here).
 
 Guarantees:
 - Every public method returns a GE status (``GeStatus.SUCCESS`` is 0) or ``(value, status)``; bad input (unknown
   graph id, wrong inputs, an unbuildable graph) is a status and one log line, never an exception. Only arguments
   of the wrong Python type raise ``TypeError``. Underneath, the engine raises ``GeError``; one decorator
-  (:func:`openacl.ge._status.returns_status`) turns it into the status and the log line.
+  (:func:`openacl.graph_engine._status.returns_status`) turns it into the status and the log line.
 - The Summary and Save callbacks fire only from ``run_graph`` in train mode (``ge.graphRunMode`` >= 1), once
   per run and key, after the graph has executed and the variables have been updated, on the caller's
   thread, before ``run_graph`` returns: Summary first, then Save. ``run_graph_async`` and
@@ -32,12 +32,19 @@ import numpy as np
 import onnx
 
 from openacl.errors import AclCode, AclError, GeError, GeStatus, code_name
-from openacl.ge import device_tensors, dumping, passes, state
-from openacl.ge._executable import Executable, InputSpec, check_inputs, input_specs, read_only
-from openacl.ge._status import returns_status, verbatim
-from openacl.ge.graph import Graph
-from openacl.ge.state import GEFinalize, GEInitialize, finalize_at_exit, ge_finalize, ge_initialize, is_initialized
-from openacl.ge.worker import AsyncWorker
+from openacl.graph_engine import device_tensors, dumping, passes, state
+from openacl.graph_engine._executable import Executable, InputSpec, check_inputs, input_specs, read_only
+from openacl.graph_engine._status import returns_status, verbatim
+from openacl.graph_engine.graph import Graph
+from openacl.graph_engine.state import (
+    GEFinalize,
+    GEInitialize,
+    finalize_at_exit,
+    ge_finalize,
+    ge_initialize,
+    is_initialized,
+)
+from openacl.graph_engine.worker import AsyncWorker
 from openacl.log import get_logger
 from openacl.runtime import device as rt_device
 from openacl.runtime.sched.task import work_task
@@ -85,7 +92,7 @@ class Session:
     """``ge::Session``. Not safe for concurrent use of one graph (GE: "Session暂不支持并发执行").
 
     Options: ``ge.graphRunMode`` ("0" prediction, "1" train; the session option wins over the one given to
-    ``ge_initialize``) and GE's dump options (:mod:`openacl.ge.dumping`). A session created before
+    ``ge_initialize``) and GE's dump options (:mod:`openacl.graph_engine.dumping`). A session created before
     ``ge_initialize``, or with bad options, has no inner session: its methods return GE_CLI_GE_NOT_INITIALIZED
     while GE is not initialised and FAILED after.
     """
@@ -131,7 +138,7 @@ class Session:
         """``AddGraph``: keeps a snapshot of ``graph``. Re-adding an existing id returns SUCCESS and keeps the
         first graph (the CANN doc); adding a Graph object already added under another id is FAILED."""
         if not isinstance(graph, Graph):
-            raise TypeError(f"graph must be an openacl.ge.Graph, not {type(graph).__name__}")
+            raise TypeError(f"graph must be an openacl.graph_engine.Graph, not {type(graph).__name__}")
         self._require_open(graph_id, "AddGraph")
         with self._lock:
             if graph_id in self._graphs:
@@ -260,7 +267,7 @@ class Session:
     ) -> list[device_tensors.DeviceTensor]:
         """``RunGraphWithStreamAsync``: queue a run on an ``acl`` stream; returns its device outputs at once.
 
-        Inputs are :class:`~openacl.ge.device_tensors.DeviceTensor` (read when the stream reaches the run, so
+        Inputs are :class:`~openacl.graph_engine.device_tensors.DeviceTensor` (read when the stream reaches the run, so
         copies queued before it are seen) or host arrays. The outputs' memory is allocated now, from the
         stream's registered allocator or the current device, so the graph's output shapes must be static
         (FAILED otherwise); their data is written when the run executes: synchronize the stream before reading
