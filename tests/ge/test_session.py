@@ -10,7 +10,9 @@ import numpy as np
 import pytest
 
 from openacl import ge
+from openacl.errors import GeError
 from openacl.errors import GeStatus as S
+from openacl.graph_engine import session as engine
 
 F32 = np.float32
 
@@ -51,11 +53,11 @@ def w_value(sess: ge.Session) -> np.ndarray:
 
 
 def test_initialize_twice_is_success_and_warns_about_new_options(ge_log):
-    assert ge.GEInitialize({"ge.exec.deviceId": "0"}) == S.SUCCESS
+    assert ge.ge_initialize({"ge.exec.deviceId": "0"}) == S.SUCCESS
     assert ge.ge_initialize({"ge.exec.deviceId": "0"}) == S.SUCCESS
     assert ge.ge_initialize({"ge.exec.deviceId": "1"}) == S.SUCCESS
     assert "called more than once" in ge_log.text
-    assert ge.GEFinalize() == S.SUCCESS
+    assert ge.ge_finalize() == S.SUCCESS
     assert not ge.is_initialized()
 
 
@@ -145,6 +147,28 @@ def test_unknown_graph_ids(train, ge_log):
     assert train.remove_graph(9) == S.FAILED
     assert S.GE_GRAPH_GRAPH_NOT_EXIST == 1343242242
     assert "graph id 9 does not exist" in ge_log.text
+
+
+def test_the_engine_raises_one_error_whose_line_the_face_logs(train, ge_log):
+    """The engine's one exception carries the status and the whole line; openacl.ge returns the one, logs the other."""
+    with pytest.raises(GeError) as info:
+        engine.Session({"ge.graphRunMode": "1"}).remove_graph(4)
+    assert info.value.code == S.FAILED
+    assert info.value.detail == "RemoveGraph: graph id 4 does not exist (GE_GRAPH_GRAPH_NOT_EXIST)"
+    assert train.remove_graph(4) == S.FAILED
+    assert [r.getMessage() for r in ge_log.records if r.levelno >= logging.ERROR] == [info.value.detail]
+
+
+def test_the_engine_names_the_api_once_and_keeps_ges_own_lines(train):
+    g = ge.Graph("s")
+    g.summary("s", g.const("c", F32(1)))
+    session = engine.Session({"ge.graphRunMode": "1"})
+    session.add_graph(1, g)
+    with pytest.raises(GeError, match=r"^FAILED\(\d+\): .*: No summary callback found, graph_id:1$"):
+        session.run_graph(1, [])
+    with pytest.raises(GeError) as info:
+        session.build_graph(2)
+    assert info.value.detail.startswith("BuildGraph: graph id 2 does not exist")
 
 
 def test_removed_graph_is_gone(train):

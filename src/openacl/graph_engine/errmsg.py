@@ -1,9 +1,9 @@
-"""GE's error-message record (``ErrMgr``, read by ``GEGetErrorMsg``): what the GE engine logged as errors on the
+"""GE's error-message record (``ErrMgr``, read by ``GEGetErrorMsg``): the error lines the GE engine reported on the
 calling thread since the record was last read.
 
-Every GE failure is logged once at ERROR on the ``openacl.ge`` logger; this module keeps those lines per thread
-(at most :data:`MAX_MESSAGES`, oldest dropped) so GE-PY's ``GeError`` can carry the reason as ``error_message``.
-A log level that silences errors (``ASCEND_GLOBAL_LOG_LEVEL=4``) leaves the record empty, as it would be in GE.
+The engine reports explicitly, where it decides an error: every ``GeError`` leaving a public engine method
+(:func:`openacl.graph_engine._api.names_api`) and each line it logs with :func:`log_error`. The record does not
+depend on how logging is configured. At most :data:`MAX_MESSAGES` lines are kept per thread, oldest dropped.
 """
 
 from __future__ import annotations
@@ -11,21 +11,25 @@ from __future__ import annotations
 import logging
 import threading
 
-from openacl.log import get_logger
-
-__all__ = ["MAX_MESSAGES", "clear", "take"]
+__all__ = ["MAX_MESSAGES", "clear", "log_error", "report", "take"]
 
 MAX_MESSAGES = 32
 _local = threading.local()
 
 
-class _Recorder(logging.Handler):
-    def emit(self, record: logging.LogRecord) -> None:
-        messages = getattr(_local, "messages", None)
-        if messages is None:
-            messages = _local.messages = []
-        messages.append(record.getMessage())
-        del messages[:-MAX_MESSAGES]
+def report(text: str) -> None:
+    """Add one error line to this thread's record."""
+    messages = getattr(_local, "messages", None)
+    if messages is None:
+        messages = _local.messages = []
+    messages.append(text)
+    del messages[:-MAX_MESSAGES]
+
+
+def log_error(log: logging.Logger, msg: str, *args: object, exc_info: bool = False) -> None:
+    """Log ``msg % args`` at ERROR and report it: an error GE both logs and records."""
+    report(msg % args if args else msg)
+    log.error(msg, *args, exc_info=exc_info)  # the record as a plain log.error makes it (filters read msg)
 
 
 def take() -> str:
@@ -37,6 +41,3 @@ def take() -> str:
 
 def clear() -> None:
     _local.messages = []
-
-
-get_logger("ge").addHandler(_Recorder(logging.ERROR))
