@@ -111,6 +111,21 @@ def test_run_mode_comes_from_the_global_options_when_the_session_has_none():
 # ----- AddGraph / RemoveGraph / BuildGraph -----
 
 
+def test_regression_add_graph_ignored_its_options(train, ge_log):
+    """AddGraph took graph options and silently did nothing with them; they are refused now (FAILED, as GE
+    reports its inner GE_GRAPH_OPTIONS_INVALID), and the graph is not added."""
+    assert train.add_graph(1, step_graph(), {"ge.exec.precision_mode": "allow_fp32_to_fp16"}) == S.FAILED
+    assert ge_log.records[-1].getMessage() == (
+        "AddGraph: graph 1: graph options are not supported ('ge.exec.precision_mode'); "
+        "the graph is not added (GE_GRAPH_OPTIONS_INVALID)"
+    )
+    assert train.run_graph(1, [ones(2, 3)])[1] == S.GE_GRAPH_GRAPH_NOT_EXIST
+    assert train.add_graph(1, step_graph(), {}) == S.SUCCESS, "empty options ask for nothing"
+    assert train.add_graph(2, step_graph("other"), None) == S.SUCCESS
+    with pytest.raises(TypeError, match="options must be a dict"):
+        train.add_graph(3, step_graph("third"), ["ge.exec.precision_mode"])
+
+
 def test_readding_an_id_keeps_the_first_graph(train, ge_log):
     first, second = ge.Graph("first"), ge.Graph("second")
     first.set_outputs([first.const("c", F32(1))])
@@ -596,6 +611,8 @@ def test_argument_types_are_checked_before_anything_else():
         sess.build_graph(1, np.ones(2))
     with pytest.raises(TypeError, match="options must be a dict"):
         ge.Session(["ge.graphRunMode"])
+    with pytest.raises(TypeError, match="options must be a dict"):
+        sess.add_graph(1, ge.Graph("g"), "ge.graphRunMode")
 
 
 def test_a_dropped_session_ends_its_worker_thread():

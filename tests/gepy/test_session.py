@@ -110,6 +110,14 @@ def test_get_ge_error_msg_reads_what_ge_reported_on_this_thread():
     assert get_ge_error_msg() == "RemoveGraph: graph id 4 does not exist (GE_GRAPH_GRAPH_NOT_EXIST)"
 
 
+def test_add_graph_refuses_graph_options(initialized):
+    session = Session()
+    with pytest.raises(GeError, match=r"AddGraph failed; graph_id=1; .*graph options are not supported") as info:
+        session.add_graph(1, relu_graph(), {"ge.exec.precision_mode": "force_fp32"})
+    assert "GE_GRAPH_OPTIONS_INVALID" in info.value.error_message
+    assert session.add_graph(1, relu_graph(), {}) == 0
+
+
 def test_session_before_initialize_fails_at_first_call():
     session = Session()
     assert GeApi.ge_initialize({"ge.exec.deviceId": "0"}) == 0

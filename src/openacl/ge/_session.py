@@ -58,7 +58,8 @@ class Session:
 
     @returns_status()
     def add_graph(self, graph_id: int, graph: Graph, options: Mapping[Any, Any] | None = None) -> None:
-        """``AddGraph``: SUCCESS (also when the id exists: the first graph is kept), or FAILED."""
+        """``AddGraph``: SUCCESS (also when the id exists: the first graph is kept), or FAILED; graph options are
+        refused (FAILED), since every graph compiles the same way here."""
         self._engine.add_graph(graph_id, graph, options)
 
     @returns_status()

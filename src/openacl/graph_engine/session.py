@@ -120,10 +120,21 @@ class Session:
     @names_api("AddGraph")
     def add_graph(self, graph_id: int, graph: Graph, options: Mapping[Any, Any] | None = None) -> None:
         """``AddGraph``: keeps a snapshot of ``graph``. Re-adding an existing id succeeds and keeps the
-        first graph (the CANN doc); adding a Graph object already added under another id is FAILED."""
+        first graph (the CANN doc); adding a Graph object already added under another id is FAILED.
+
+        Graph options are refused: every graph compiles the same way here, so a non-empty ``options`` is FAILED
+        (GE turns its inner GE_GRAPH_OPTIONS_INVALID into FAILED) and the graph is not added; None or ``{}``
+        asks nothing."""
         if not isinstance(graph, Graph):
-            raise TypeError(f"graph must be an openacl.graph_engine.Graph, not {type(graph).__name__}")
+            raise TypeError(f"graph must be an openacl.ge.Graph, not {type(graph).__name__}")
+        asked, _ = state.parse_options(options)  # TypeError for options that are not a mapping
         self._require_open(graph_id, "AddGraph")
+        if asked:
+            raise GeError(
+                GeStatus.FAILED,
+                f"graph {graph_id}: graph options are not supported ({', '.join(map(repr, sorted(asked)))}); "
+                f"the graph is not added ({code_name(GeStatus.GE_GRAPH_OPTIONS_INVALID)})",
+            )
         with self._lock:
             if graph_id in self._graphs:
                 log.warning("AddGraph: graph id %d already exists; the first graph is kept", graph_id)
