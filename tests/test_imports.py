@@ -15,9 +15,9 @@ FLOORS: list[tuple[int, tuple[str, ...]]] = [
     (1, ("openacl.errors", "openacl.log", "openacl.dtypes", "openacl.jsonfile", "openacl.trace", "openacl.onnxrt")),
     (2, ("openacl.runtime",)),
     (3, ("openacl.dump", "openacl.op", "openacl.media")),
-    (4, ("openacl.model", "openacl.ge")),
+    (4, ("openacl.model", "openacl.graph_engine")),
     (5, ("openacl.process",)),
-    (6, ("openacl.acl", "openacl.gepy", "openacl.tools")),
+    (6, ("openacl.acl", "openacl.ge", "openacl.gepy", "openacl.tools")),
     (7, ("openacl.cli", "openacl.demo", "openacl.__main__", "openacl")),
 ]
 

@@ -37,7 +37,7 @@ from openacl import jsonfile, trace
 from openacl import log as _log
 from openacl.dump import session as dump
 from openacl.errors import AclCode, AclError
-from openacl.ge import session as ge_session
+from openacl.graph_engine import state as ge_state
 from openacl.media import descs as media_descs
 from openacl.model import bundle, model
 from openacl.op import execute as op_execute
@@ -112,7 +112,7 @@ def reset(force: bool = True) -> None:
         op_execute.reset()
         exceptions.reset()
         timeouts.reset()
-        ge_session.finalize_at_exit()
+        ge_state.finalize_at_exit()
         device.forget_all()
         handles.clear_all()
         memory.space.clear()
@@ -143,7 +143,7 @@ trace.configure_from_env()
 def _at_exit() -> None:
     global _exiting
     _exiting = True
-    for step in (device.quiesce, dump.writer.flush, ge_session.finalize_at_exit, _write_trace, _log.flush_stdout):
+    for step in (device.quiesce, dump.writer.flush, ge_state.finalize_at_exit, _write_trace, _log.flush_stdout):
         try:
             step()
         except Exception:  # never let cleanup turn a clean exit into a traceback

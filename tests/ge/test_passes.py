@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from openacl.errors import GeError, GeStatus
-from openacl.ge import Graph, passes
-from openacl.ge.graph import Node
+from openacl.graph_engine import passes
+from openacl.graph_engine.graph import Graph, Node
 
 F32 = np.float32
 

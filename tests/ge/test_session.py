@@ -10,7 +10,9 @@ import numpy as np
 import pytest
 
 from openacl import ge
+from openacl.errors import GeError
 from openacl.errors import GeStatus as S
+from openacl.graph_engine import session as engine
 
 F32 = np.float32
 
@@ -51,11 +53,11 @@ def w_value(sess: ge.Session) -> np.ndarray:
 
 
 def test_initialize_twice_is_success_and_warns_about_new_options(ge_log):
-    assert ge.GEInitialize({"ge.exec.deviceId": "0"}) == S.SUCCESS
+    assert ge.ge_initialize({"ge.exec.deviceId": "0"}) == S.SUCCESS
     assert ge.ge_initialize({"ge.exec.deviceId": "0"}) == S.SUCCESS
     assert ge.ge_initialize({"ge.exec.deviceId": "1"}) == S.SUCCESS
     assert "called more than once" in ge_log.text
-    assert ge.GEFinalize() == S.SUCCESS
+    assert ge.ge_finalize() == S.SUCCESS
     assert not ge.is_initialized()
 
 
@@ -109,6 +111,21 @@ def test_run_mode_comes_from_the_global_options_when_the_session_has_none():
 # ----- AddGraph / RemoveGraph / BuildGraph -----
 
 
+def test_regression_add_graph_ignored_its_options(train, ge_log):
+    """AddGraph took graph options and silently did nothing with them; they are refused now (FAILED, as GE
+    reports its inner GE_GRAPH_OPTIONS_INVALID), and the graph is not added."""
+    assert train.add_graph(1, step_graph(), {"ge.exec.precision_mode": "allow_fp32_to_fp16"}) == S.FAILED
+    assert ge_log.records[-1].getMessage() == (
+        "AddGraph: graph 1: graph options are not supported ('ge.exec.precision_mode'); "
+        "the graph is not added (GE_GRAPH_OPTIONS_INVALID)"
+    )
+    assert train.run_graph(1, [ones(2, 3)])[1] == S.GE_GRAPH_GRAPH_NOT_EXIST
+    assert train.add_graph(1, step_graph(), {}) == S.SUCCESS, "empty options ask for nothing"
+    assert train.add_graph(2, step_graph("other"), None) == S.SUCCESS
+    with pytest.raises(TypeError, match="options must be a dict"):
+        train.add_graph(3, step_graph("third"), ["ge.exec.precision_mode"])
+
+
 def test_readding_an_id_keeps_the_first_graph(train, ge_log):
     first, second = ge.Graph("first"), ge.Graph("second")
     first.set_outputs([first.const("c", F32(1))])
@@ -145,6 +162,28 @@ def test_unknown_graph_ids(train, ge_log):
     assert train.remove_graph(9) == S.FAILED
     assert S.GE_GRAPH_GRAPH_NOT_EXIST == 1343242242
     assert "graph id 9 does not exist" in ge_log.text
+
+
+def test_the_engine_raises_one_error_whose_line_the_face_logs(train, ge_log):
+    """The engine's one exception carries the status and the whole line; openacl.ge returns the one, logs the other."""
+    with pytest.raises(GeError) as info:
+        engine.Session({"ge.graphRunMode": "1"}).remove_graph(4)
+    assert info.value.code == S.FAILED
+    assert info.value.detail == "RemoveGraph: graph id 4 does not exist (GE_GRAPH_GRAPH_NOT_EXIST)"
+    assert train.remove_graph(4) == S.FAILED
+    assert [r.getMessage() for r in ge_log.records if r.levelno >= logging.ERROR] == [info.value.detail]
+
+
+def test_the_engine_names_the_api_once_and_keeps_ges_own_lines(train):
+    g = ge.Graph("s")
+    g.summary("s", g.const("c", F32(1)))
+    session = engine.Session({"ge.graphRunMode": "1"})
+    session.add_graph(1, g)
+    with pytest.raises(GeError, match=r"^FAILED\(\d+\): .*: No summary callback found, graph_id:1$"):
+        session.run_graph(1, [])
+    with pytest.raises(GeError) as info:
+        session.build_graph(2)
+    assert info.value.detail.startswith("BuildGraph: graph id 2 does not exist")
 
 
 def test_removed_graph_is_gone(train):
@@ -572,6 +611,8 @@ def test_argument_types_are_checked_before_anything_else():
         sess.build_graph(1, np.ones(2))
     with pytest.raises(TypeError, match="options must be a dict"):
         ge.Session(["ge.graphRunMode"])
+    with pytest.raises(TypeError, match="options must be a dict"):
+        sess.add_graph(1, ge.Graph("g"), "ge.graphRunMode")
 
 
 def test_a_dropped_session_ends_its_worker_thread():

@@ -15,7 +15,7 @@ from tensorboard.util import tensor_util
 
 from openacl import ge
 from openacl.errors import GeStatus as S
-from openacl.ge import sinks
+from openacl.graph_engine import sinks
 
 F32 = np.float32
 

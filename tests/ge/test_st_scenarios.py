@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from openacl import ge
-from openacl.ge import passes
+from openacl.graph_engine import passes
 
 SHAPE = [1, 1, 224, 224]
 PERM = [0, 1, 2, 3]
@@ -85,11 +85,11 @@ def test_optimize_summary_graph(session):
     np.testing.assert_array_equal(var1, np.maximum(x, 0))
 
 
-def test_optimize_summary_graph_camel_case_api(session):
-    """Scenario 3 uses GE's V2 session; our CamelCase aliases are the C++-shaped spelling of the same API."""
+def test_optimize_summary_graph_with_a_bytes_key(session):
+    """Scenario 3 uses GE's V2 session and the ``const char*`` key overload: a ``bytes`` key here."""
     calls = []
-    assert session.AddGraph(7, build_variable_graph()) == 0
-    assert session.RegisterCallBackFunc(b"Summary", lambda gid, params: calls.append(gid)) == 0
-    _, ret = session.RunGraph(7, [np.ones(SHAPE, np.float32)])
+    assert session.add_graph(7, build_variable_graph()) == 0
+    assert session.register_callback_func(b"Summary", lambda gid, params: calls.append(gid)) == 0
+    _, ret = session.run_graph(7, [np.ones(SHAPE, np.float32)])
     assert ret == 0
     assert calls == [7]

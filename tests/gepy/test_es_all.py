@@ -16,7 +16,7 @@ from ge.graph.types import DataType, Format
 from ge.session import Session
 
 from openacl import dtypes
-from openacl.ge import _ops
+from openacl.graph_engine import _ops
 
 
 @pytest.mark.parametrize(

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 import pytest
-from ge.error import GeError
+from ge.error import GeError, get_ge_error_msg
 from ge.es.all import Add, Relu
 from ge.es.graph_builder import GraphBuilder
 from ge.ge_global import GeApi
@@ -78,6 +80,42 @@ def test_failures_are_ge_errors_with_api_name_context_and_text(initialized):
     with pytest.raises(GeError, match="expected float32") as info:
         session.run_graph(1, [Tensor([1, 2, 3, 4], None, DataType.DT_INT32, Format.FORMAT_ND, [2, 2])])
     assert info.value.context == {"graph_id": 1}
+
+
+def test_regression_gepy_error_text_depended_on_logging(initialized):
+    """GE-PY's GeError took its text from the GE logger's ERROR records: with that logging silenced (a program's
+    own logging set-up, ASCEND_GLOBAL_LOG_LEVEL=4) the error said only "RunGraph failed; graph_id=9"."""
+    logger = logging.getLogger("openacl")
+    level = logger.level
+    logger.setLevel(logging.CRITICAL + 1)
+    try:
+        with pytest.raises(GeError) as info:
+            Session().run_graph(9, [])
+    finally:
+        logger.setLevel(level)
+    assert info.value.error_message == "RunGraph: graph id 9 does not exist; add it with AddGraph first"
+    assert str(info.value) == "RunGraph failed; graph_id=9; " + info.value.error_message
+
+
+def test_get_ge_error_msg_reads_what_ge_reported_on_this_thread():
+    session = Session()  # before ge_initialize: GE reports that the session has no inner session
+    assert "creating the session failed" in get_ge_error_msg()
+    assert get_ge_error_msg() == "", "reading clears the record"
+    assert GeApi.ge_initialize({"ge.exec.deviceId": "0"}) == 0
+    with pytest.raises(GeError) as info:
+        session.add_graph(1, relu_graph())
+    assert "created before GEInitialize" in info.value.error_message
+    assert get_ge_error_msg() == "", "the GeError took the text"
+    assert engine.Session().remove_graph(4) == engine.GeStatus.FAILED  # the status-code face reports too
+    assert get_ge_error_msg() == "RemoveGraph: graph id 4 does not exist (GE_GRAPH_GRAPH_NOT_EXIST)"
+
+
+def test_add_graph_refuses_graph_options(initialized):
+    session = Session()
+    with pytest.raises(GeError, match=r"AddGraph failed; graph_id=1; .*graph options are not supported") as info:
+        session.add_graph(1, relu_graph(), {"ge.exec.precision_mode": "force_fp32"})
+    assert "GE_GRAPH_OPTIONS_INVALID" in info.value.error_message
+    assert session.add_graph(1, relu_graph(), {}) == 0
 
 
 def test_session_before_initialize_fails_at_first_call():

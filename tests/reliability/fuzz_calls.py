@@ -277,9 +277,7 @@ def ok(fn: Callable, *args: Any) -> Any:
 
 GE_NAMES = (
     "ge.ge_initialize",
-    "ge.GEInitialize",
     "ge.ge_finalize",
-    "ge.GEFinalize",
     "ge.is_initialized",
     "ge.Session",
     "Session.add_graph",

@@ -2027,17 +2027,15 @@ class GeMachine(RuleBasedStateMachine):
         ge_call("Session.register_callback_func", train.register_callback_func, "Summary", noop)
         ge_call("Session.register_callback_func", train.register_callback_func, "Save", noop)
 
-    @rule(n=st.integers(0, 100), camel=st.booleans())
-    def initialize(self, n, camel):
+    @rule(n=st.integers(0, 100))
+    def initialize(self, n):
         options = GE_OPTIONS[n % len(GE_OPTIONS)] if n >= 30 else {"ge.graphRunMode": str(n % 2)}
-        fn, name = (ge.GEInitialize, "ge.GEInitialize") if camel else (ge.ge_initialize, "ge.ge_initialize")
-        ge_call(name, fn, options, well_typed=ge_well_typed(options=options))
+        ge_call("ge.ge_initialize", ge.ge_initialize, options, well_typed=ge_well_typed(options=options))
         ge_call("ge.is_initialized", ge.is_initialized)
 
-    @rule(camel=st.booleans())
-    def finalize(self, camel):
-        fn, name = (ge.GEFinalize, "ge.GEFinalize") if camel else (ge.ge_finalize, "ge.ge_finalize")
-        ge_call(name, fn)
+    @rule()
+    def finalize(self):
+        ge_call("ge.ge_finalize", ge.ge_finalize)
 
     @precondition(lambda self: len(self.sessions) < 6)
     @rule(n=st.integers(0, 100))

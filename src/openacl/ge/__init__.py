@@ -1,4 +1,5 @@
-"""Graph Engine sessions with Summary and Save callbacks, run on onnxruntime.
+"""Graph Engine sessions with Summary and Save callbacks, run on onnxruntime: the status-code face of the engine
+(:mod:`openacl.graph_engine`), shaped like GE's C++ API.
 
     from openacl import ge
     ge.ge_initialize({"ge.exec.deviceId": "0"})
@@ -6,21 +7,17 @@
     g = ge.Graph("step") ...; sess.add_graph(1, g)
     sess.register_callback_func("Summary", ge.TensorBoardSummaryWriter("runs"))
     outputs, ret = sess.run_graph(1, [x])
-
-CamelCase aliases (``GEInitialize``, ``Session.RunGraph``, ...) mirror the C++ API.
 """
 
 from __future__ import annotations
 
 from openacl.errors import GeStatus
-from openacl.ge.graph import GE_DOMAIN, Graph, Tensor
-from openacl.ge.session import GEFinalize, GEInitialize, Session, ge_finalize, ge_initialize, is_initialized
-from openacl.ge.sinks import SafetensorsCheckpointWriter, TensorBoardSummaryWriter
+from openacl.ge._session import Session, ge_finalize, ge_initialize, is_initialized
+from openacl.graph_engine.graph import GE_DOMAIN, Graph, Tensor
+from openacl.graph_engine.sinks import SafetensorsCheckpointWriter, TensorBoardSummaryWriter
 
 __all__ = [
     "GE_DOMAIN",
-    "GEFinalize",
-    "GEInitialize",
     "GeStatus",
     "Graph",
     "SafetensorsCheckpointWriter",

@@ -1,10 +1,11 @@
-"""The C++-shaped GE API's one error convention: an engine method raises ``GeError``; its public form returns
-the status (``GeStatus.SUCCESS`` is 0) or ``(value, status)``, after logging the failure once.
+"""The status-code face's one error convention: the engine raises ``GeError`` carrying a GE status and its one
+line; the public form returns the status (``GeStatus.SUCCESS`` is 0) or ``(value, status)``, after logging the
+line once.
 
-    @returns_status("AddGraph")
+    @returns_status()
     def add_graph(self, ...) -> None: ...            # SUCCESS, or the GeError's code
 
-    @returns_status("RunGraph", value=list)
+    @returns_status(value=list)
     def run_graph(self, ...) -> list[np.ndarray]: ...  # (outputs, SUCCESS), or ([], code)
 """
 
@@ -17,30 +18,15 @@ from typing import Any, TypeVar
 from openacl.errors import GeError, GeStatus
 from openacl.log import get_logger
 
-__all__ = ["returns_status", "verbatim"]
+__all__ = ["returns_status"]
 
 log = get_logger("ge")
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def verbatim(exc: GeError) -> GeError:
-    """Mark an error whose text is GE's own log line (``No summary callback found, graph_id:1``): it is logged as
-    it is, without the ``<api>:`` prefix."""
-    exc.verbatim = True  # type: ignore[attr-defined]
-    return exc
-
-
-def _log(api: str, exc: GeError) -> None:
-    if getattr(exc, "verbatim", False):
-        log.log(exc.level, "%s", exc.detail)
-    else:
-        log.log(exc.level, "%s: %s", api, exc.detail)
-
-
-def returns_status(api: str, *, value: Callable[[], Any] | None = None) -> Callable[[F], F]:
-    """Map a GeError raised by the method to its code (and ``value()`` as the value), logging
-    ``"<api>: <detail>"`` (or a :func:`verbatim` detail alone) at the error's level. TypeError (a wrong Python
-    type) passes through."""
+def returns_status(*, value: Callable[[], Any] | None = None) -> Callable[[F], F]:
+    """Map a GeError raised by the engine to its code (and ``value()`` as the value), logging its one line at the
+    error's level. TypeError (a wrong Python type) passes through."""
 
     def decorate(fn: F) -> F:
         if value is None:
@@ -50,7 +36,7 @@ def returns_status(api: str, *, value: Callable[[], Any] | None = None) -> Calla
                 try:
                     fn(*args, **kwargs)
                 except GeError as exc:
-                    _log(api, exc)
+                    log.log(exc.level, "%s", exc.detail)
                     return exc.code
                 return GeStatus.SUCCESS
 
@@ -61,7 +47,7 @@ def returns_status(api: str, *, value: Callable[[], Any] | None = None) -> Calla
             try:
                 result = fn(*args, **kwargs)
             except GeError as exc:
-                _log(api, exc)
+                log.log(exc.level, "%s", exc.detail)
                 return value(), exc.code
             return result, GeStatus.SUCCESS
 

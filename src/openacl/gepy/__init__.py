@@ -2,7 +2,7 @@
 
 CANN's ``ge`` package is empty at its top level, and so is this one: the work is in the submodules, which
 convert GE-PY's objects (``Tensor``, ``DataType``, the ES builder) to the GE engine below
-(:mod:`openacl.ge`) and its status codes to GE-PY's exceptions. ``openacl.install()`` aliases the names, so
+(:mod:`openacl.graph_engine`) and its errors to GE-PY's exceptions. ``openacl.install()`` aliases the names, so
 nothing called ``ge`` is installed on disk (it would shadow a real CANN ``ge-py``).
 """
 

@@ -1,12 +1,15 @@
-"""``ge.error``: GE-PY's exception. Any non-zero GE status becomes a ``GeError``; the number itself is dropped,
-as GE-PY drops it (the message says which API failed, with what, and GE's error text)."""
+"""``ge.error``: GE-PY's exception. Every engine ``GeError`` (a GE status and its one line) becomes a ``GeError``
+here, raised by :func:`raising` around each engine call; the number itself is dropped, as GE-PY drops it (the
+message says which API failed, with what, and GE's error text: the engine's line)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any, NoReturn
 
 from openacl.errors import GeError as EngineError
-from openacl.ge import errmsg
+from openacl.graph_engine import errmsg
 
 __all__ = ["GeError", "get_ge_error_msg", "raise_ge_error"]
 
@@ -35,11 +38,16 @@ def raise_ge_error(api_name: str, status: int | None = None, **context: Any) -> 
     raise _error(api_name, get_ge_error_msg(), context)
 
 
-def check(status: int, api_name: str, **context: Any) -> int:
-    """``status`` when it is 0; otherwise the GeError GE-PY raises for it."""
-    if status:
-        raise_ge_error(api_name, status, **context)
-    return 0
+@contextmanager
+def raising(api_name: str, **context: Any) -> Iterator[None]:
+    """Run one engine call: an engine error becomes the GeError GE-PY raises for ``api_name``, its
+    ``error_message`` the engine's line. GE's error record starts empty and the error consumes it, as GE-PY's
+    ``raise_ge_error`` reads it."""
+    errmsg.clear()
+    try:
+        yield
+    except EngineError as exc:
+        raise from_engine(exc, api_name, **context) from None
 
 
 def from_engine(exc: EngineError, api_name: str, **context: Any) -> GeError:

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from openacl.ge import errmsg
-from openacl.ge import session as _engine
-from openacl.gepy.error import check
+from openacl.gepy.error import raising
+from openacl.graph_engine import state
 
 __all__ = ["GeApi"]
 
@@ -20,13 +19,15 @@ class GeApi:
         if not isinstance(config, dict) or not config:
             raise TypeError("config must be a non-empty dict of str to str")
         _check_strings(config)
-        errmsg.clear()
-        return check(_engine.ge_initialize(config), "GEInitialize")
+        with raising("GEInitialize"):
+            state.ge_initialize(config)
+        return 0
 
     @classmethod
     def ge_finalize(cls) -> int:
-        errmsg.clear()
-        return check(_engine.ge_finalize(), "GEFinalize")
+        with raising("GEFinalize"):
+            state.ge_finalize()
+        return 0
 
 
 def _check_strings(options: dict[Any, Any]) -> None:

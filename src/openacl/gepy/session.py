@@ -1,8 +1,8 @@
-"""``ge.session``: GE-PY's ``Session`` over the engine's :class:`openacl.ge.session.Session`.
+"""``ge.session``: GE-PY's ``Session`` over the engine's :class:`openacl.graph_engine.session.Session`.
 
-Conversions only: GE-PY's type checks (TypeError), ``Tensor`` to arrays and back, non-zero statuses to
-``GeError`` carrying the engine's error text. ``register_callback_func`` is openacl's extension (GE-PY has none):
-the engine's Summary/Save callbacks, with ``ge.graph.Tensor`` values.
+Conversions only: GE-PY's type checks (TypeError), ``Tensor`` to arrays and back, the engine's errors to
+``GeError`` carrying the engine's error line (:func:`openacl.gepy.error.raising`). ``register_callback_func``
+is openacl's extension (GE-PY has none): the engine's Summary/Save callbacks, with ``ge.graph.Tensor`` values.
 """
 
 from __future__ import annotations
@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from openacl.ge import device_tensors, errmsg
-from openacl.ge.session import Session as EngineSession
 from openacl.gepy.allocator import Allocator
-from openacl.gepy.error import GeError, check
+from openacl.gepy.error import GeError, raising
 from openacl.gepy.graph.graph import Graph
 from openacl.gepy.graph.tensor import Tensor
+from openacl.graph_engine import device_tensors
+from openacl.graph_engine.session import Session as EngineSession
 
 __all__ = ["GeError", "Session"]
 
@@ -38,23 +38,23 @@ class Session:
             raise TypeError("Add_graph must be a Graph")
         if options is not None and not isinstance(options, dict):
             raise TypeError("options must be a dictionary")
-        errmsg.clear()
-        return check(self._session.add_graph(graph_id, graph._graph, options), "AddGraph", graph_id=graph_id)
+        with raising("AddGraph", graph_id=graph_id):
+            self._session.add_graph(graph_id, graph._graph, options)
+        return 0
 
     def remove_graph(self, graph_id: int) -> None:
         if not isinstance(graph_id, int):
             raise TypeError("Graph_id must be an integer")
-        errmsg.clear()
-        check(self._session.remove_graph(graph_id), "RemoveGraph", graph_id=graph_id)
+        with raising("RemoveGraph", graph_id=graph_id):
+            self._session.remove_graph(graph_id)
 
     def run_graph(self, graph_id: int, inputs: list[Tensor]) -> list[Tensor]:
         """``RunGraph``: the outputs as host Tensors, in graph-output order."""
         if not isinstance(graph_id, int):
             raise TypeError("Graph_id must be an integer")
         arrays = _input_arrays(inputs)
-        errmsg.clear()
-        outputs, status = self._session.run_graph(graph_id, arrays)
-        check(status, "RunGraph", graph_id=graph_id)
+        with raising("RunGraph", graph_id=graph_id):
+            outputs = self._session.run_graph(graph_id, arrays)
         return [Tensor._wrap(array) for array in outputs]
 
     def run_graph_with_stream_async(self, graph_id: int, stream: int, inputs: list[Tensor]) -> list[Tensor]:
@@ -68,11 +68,8 @@ class Session:
             raise TypeError("inputs must be a list of Tensor")
         if not all(isinstance(t, Tensor) for t in inputs):
             raise TypeError("All elements in inputs must be the type of Tensor")
-        errmsg.clear()
-        outputs, status = self._session.run_graph_with_stream_async(
-            graph_id, stream, [t._engine_input() for t in inputs]
-        )
-        check(status, "RunGraphWithStreamAsync", graph_id=graph_id, stream=f"0x{stream:x}")
+        with raising("RunGraphWithStreamAsync", graph_id=graph_id, stream=f"0x{stream:x}"):
+            outputs = self._session.run_graph_with_stream_async(graph_id, stream, [t._engine_input() for t in inputs])
         return [Tensor._wrap_device(device) for device in outputs]
 
     def register_external_allocator(self, stream: int, allocator: Allocator) -> None:
@@ -81,20 +78,14 @@ class Session:
             raise TypeError("Stream must be an integer")
         if not isinstance(allocator, Allocator):
             raise TypeError("allocator must be an Allocator")
-        errmsg.clear()
-        check(
-            self._session.register_external_allocator(stream, allocator),
-            "RegisterExternalAllocator",
-            stream=f"0x{stream:x}",
-        )
+        with raising("RegisterExternalAllocator", stream=f"0x{stream:x}"):
+            self._session.register_external_allocator(stream, allocator)
 
     def unregister_external_allocator(self, stream: int) -> None:
         if not isinstance(stream, int):
             raise TypeError("Stream must be an integer")
-        errmsg.clear()
-        check(
-            self._session.unregister_external_allocator(stream), "UnregisterExternalAllocator", stream=f"0x{stream:x}"
-        )
+        with raising("UnregisterExternalAllocator", stream=f"0x{stream:x}"):
+            self._session.unregister_external_allocator(stream)
 
     def register_callback_func(self, key: str, callback: Callable[[int, dict[str, Tensor]], Any]) -> int:
         """openacl's extension: ``callback(graph_id, params_list)`` for ``"Summary"`` or ``"Save"``.
@@ -109,10 +100,9 @@ class Session:
             raise TypeError("key must be a str")
         if not callable(callback):
             raise TypeError("callback must be callable")
-        errmsg.clear()
-        return check(
-            self._session.register_callback_func(key, _TensorCallback(callback)), "RegisterCallBackFunc", key=key
-        )
+        with raising("RegisterCallBackFunc", key=key):
+            self._session.register_callback_func(key, _TensorCallback(callback))
+        return 0
 
     def __copy__(self) -> None:
         raise RuntimeError("Session does not support copy")

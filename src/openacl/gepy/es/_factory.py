@@ -17,13 +17,13 @@ import keyword
 from collections.abc import Callable
 from typing import Any
 
-from openacl.ge import _ir
-from openacl.ge._ir import IrOp
-from openacl.ge._ops import SUMMARY
 from openacl.gepy.error import from_engine
 from openacl.gepy.es.graph_builder import GraphBuilder, apply_op, convert_to_tensor_holder, resolve_builder
 from openacl.gepy.es.tensor_holder import TensorHolder
 from openacl.gepy.graph.graph import Graph
+from openacl.graph_engine import _ir
+from openacl.graph_engine._ir import IrOp
+from openacl.graph_engine._ops import SUMMARY
 
 __all__ = ["make_function", "output_class"]
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from openacl.ge._ops import REGISTRY
 from openacl.gepy.es._factory import make_function, output_class
+from openacl.graph_engine._ops import REGISTRY
 
 _OUTPUT_CLASSES = {t: output_class(r) for t, r in REGISTRY.items() if not r.builder_only}
 FUNCTIONS: dict[str, Any] = {t: make_function(r, _OUTPUT_CLASSES[t]) for t, r in REGISTRY.items() if not r.builder_only}

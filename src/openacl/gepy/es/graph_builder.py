@@ -1,7 +1,7 @@
 """``ge.es.graph_builder``: the Eager-Style ``GraphBuilder``, its scopes, and how TensorLike literals become tensors.
 
-A builder fills an engine graph (:class:`openacl.ge.graph.Graph`) node by node; ``build_and_reset`` hands it to a
-``ge.graph.Graph`` and closes the builder. :func:`apply_op` is the one path every op function and operator
+A builder fills an engine graph (:class:`openacl.graph_engine.graph.Graph`) node by node; ``build_and_reset``
+hands it to a ``ge.graph.Graph`` and closes the builder. :func:`apply_op` is the one path every op function and operator
 overload takes into the engine.
 """
 
@@ -15,12 +15,12 @@ import numpy as np
 
 from openacl import dtypes
 from openacl.errors import GeError as EngineError
-from openacl.ge.graph import Graph as EngineGraph
 from openacl.gepy.error import from_engine
 from openacl.gepy.es._scopes import attr_scope, control_dependency_scope, current_attrs, current_controls
 from openacl.gepy.es.tensor_holder import TensorHolder
 from openacl.gepy.graph.graph import Graph
 from openacl.gepy.graph.types import DataType, Format
+from openacl.graph_engine.graph import Graph as EngineGraph
 
 __all__ = [
     "GraphBuilder",

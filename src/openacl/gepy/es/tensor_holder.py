@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from openacl import dtypes
-from openacl.ge.graph import Tensor as EngineTensor
 from openacl.gepy.graph.types import DataType, Format
+from openacl.graph_engine.graph import Tensor as EngineTensor
 
 __all__ = ["TensorHolder"]
 

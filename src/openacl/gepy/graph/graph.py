@@ -1,6 +1,6 @@
 """``ge.graph.Graph`` and ``DumpFormat``: the built graph, for inspection, attributes and dumps.
 
-It wraps an :class:`openacl.ge.graph.Graph` of the engine, which is what ``Session.add_graph`` takes.
+It wraps an :class:`openacl.graph_engine.graph.Graph` of the engine, which is what ``Session.add_graph`` takes.
 """
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from __future__ import annotations
 import enum
 from typing import Any
 
-from openacl.ge import graph_dump
-from openacl.ge.graph import Graph as EngineGraph
 from openacl.gepy.graph.node import Node
+from openacl.graph_engine import graph_dump
+from openacl.graph_engine.graph import Graph as EngineGraph
 
 __all__ = ["DumpFormat", "Graph"]
 
@@ -83,7 +83,8 @@ class Graph:
         return None
 
     def dump_to_file(self, format: DumpFormat = DumpFormat.kReadable, suffix: str = "") -> None:
-        """Write the dump GE writes (file names in :mod:`openacl.ge.graph_dump`); graph id 0 before ``add_graph``."""
+        """Write the dump GE writes (file names in :mod:`openacl.graph_engine.graph_dump`); graph id 0 before
+        ``add_graph``."""
         if not isinstance(format, DumpFormat):
             raise TypeError("format must be a DumpFormat")
         if not isinstance(suffix, str):

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from openacl.ge.graph import Graph as EngineGraph
-from openacl.ge.graph import Node as EngineNode
+from openacl.graph_engine.graph import Graph as EngineGraph
+from openacl.graph_engine.graph import Node as EngineNode
 
 __all__ = ["Node", "Operator"]
 

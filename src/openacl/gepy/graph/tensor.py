@@ -14,9 +14,9 @@ import numpy as np
 
 from openacl import dtypes
 from openacl.errors import AclError
-from openacl.ge import device_tensors
 from openacl.gepy.graph.tensor_desc import Shape, TensorDesc
 from openacl.gepy.graph.types import DataType, Format, Placement
+from openacl.graph_engine import device_tensors
 
 __all__ = ["Tensor"]
 

@@ -1,4 +1,5 @@
 """Process-wide GE state: ``GEInitialize``/``GEFinalize``, one GE instance per process (as CANN documents).
+Like every public engine function, they raise ``GeError`` (:mod:`openacl.graph_engine._api`).
 
 Owned by :mod:`openacl.process`, which finalizes it at exit (:func:`finalize_at_exit`) and resets it with the
 rest of openacl. Sessions register here so GEFinalize can close them.
@@ -11,10 +12,11 @@ import weakref
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from openacl.errors import GeStatus
+from openacl.errors import GeError, GeStatus
+from openacl.graph_engine._api import names_api
 from openacl.log import get_logger
 
-__all__ = ["GEFinalize", "GEInitialize", "finalize_at_exit", "ge_finalize", "ge_initialize", "is_initialized"]
+__all__ = ["finalize_at_exit", "ge_finalize", "ge_initialize", "is_initialized"]
 
 log = get_logger("ge")
 
@@ -37,30 +39,30 @@ class _Ge:
 _ge = _Ge()
 
 
-def ge_initialize(options: Mapping[Any, Any] | None = None) -> int:
-    """``GEInitialize``: SUCCESS, also when already initialised (GE ignores the second call; differing
+@names_api("GEInitialize")
+def ge_initialize(options: Mapping[Any, Any] | None = None) -> None:
+    """``GEInitialize``: succeeds also when already initialised (GE ignores the second call; differing
     options are only warned about). An empty option key is FAILED."""
     parsed, bad = parse_options(options)
     if bad:
-        log.error("GEInitialize: %s", bad)
-        return GeStatus.FAILED
+        raise GeError(GeStatus.FAILED, bad)
     with _ge.lock:
         if _ge.initialized:
             if parsed != _ge.options:
                 log.warning("GEInitialize is called more than once; the new options are ignored")
-            return GeStatus.SUCCESS
+            return
         _ge.initialized = True
         _ge.options = parsed
     log.info("GEInitialize: %s", parsed)
-    return GeStatus.SUCCESS
 
 
-def ge_finalize() -> int:
-    """``GEFinalize``: closes every session (queued async runs get FAILED). SUCCESS, also when not initialised."""
+def ge_finalize() -> None:
+    """``GEFinalize``: closes every session (queued async runs get FAILED); never fails, also when not
+    initialised."""
     with _ge.lock:
         if not _ge.initialized:
             log.warning("GEFinalize is called before GEInitialize")
-            return GeStatus.SUCCESS
+            return
         _ge.initialized = False
         _ge.generation += 1
         _ge.options = {}
@@ -68,11 +70,6 @@ def ge_finalize() -> int:
         _ge.sessions.clear()
     for session in sessions:
         session.close()
-    return GeStatus.SUCCESS
-
-
-GEInitialize = ge_initialize
-GEFinalize = ge_finalize
 
 
 def is_initialized() -> bool:

@@ -29,6 +29,7 @@ from tensorboardX import crc32c as _tbx_crc32c
 from tensorboardX.proto import summary_pb2, tensor_pb2, tensor_shape_pb2, types_pb2
 
 from openacl.errors import GeStatus
+from openacl.graph_engine import errmsg
 from openacl.log import get_logger
 
 __all__ = ["SafetensorsCheckpointWriter", "TensorBoardSummaryWriter", "native_crc32c", "parse_summary_key"]
@@ -84,7 +85,9 @@ class TensorBoardSummaryWriter:
             try:
                 entry[1](self.writer, entry[0], value, step)
             except Exception as exc:
-                log.error("TensorBoard summary %r of graph %d (step %d) not written: %s", key, graph_id, step, exc)
+                errmsg.log_error(
+                    log, "TensorBoard summary %r of graph %d (step %d) not written: %s", key, graph_id, step, exc
+                )
                 status = GeStatus.FAILED
         return status
 
@@ -210,7 +213,7 @@ class SafetensorsCheckpointWriter:
         try:
             tmp = self._stage(graph_id, step, params_list)
         except Exception as exc:
-            log.error("checkpoint %d-%d not written (earlier checkpoints kept): %s", graph_id, step, exc)
+            errmsg.log_error(log, "checkpoint %d-%d not written (earlier checkpoints kept): %s", graph_id, step, exc)
             return GeStatus.FAILED
         if not self.background:
             return GeStatus.SUCCESS if self._commit(tmp, graph_id, step) else GeStatus.FAILED
@@ -265,7 +268,7 @@ class SafetensorsCheckpointWriter:
             _fsync(self.directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
         except Exception as exc:
             tmp.unlink(missing_ok=True)
-            log.error("checkpoint %d-%d not written (earlier checkpoints kept): %s", graph_id, step, exc)
+            errmsg.log_error(log, "checkpoint %d-%d not written (earlier checkpoints kept): %s", graph_id, step, exc)
             return False
         self._prune(graph_id)
         return True
@@ -324,7 +327,7 @@ class _Committer:
             try:
                 job()
             except Exception:
-                log.exception("%s: job failed", self._name)
+                errmsg.log_error(log, "%s: job failed", self._name, exc_info=True)
             with self._cond:
                 self._done += 1
                 self._cond.notify_all()

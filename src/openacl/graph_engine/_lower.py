@@ -18,8 +18,8 @@ from onnx import helper, numpy_helper
 
 from openacl import dtypes
 from openacl.errors import GeError, GeStatus
-from openacl.ge import _ir, _ops
-from openacl.ge.passes import CompiledGraph
+from openacl.graph_engine import _ir, _ops
+from openacl.graph_engine.passes import CompiledGraph
 
 #: IR version for graphs built in Python; models read by ``Graph.from_onnx`` keep their own.
 DEFAULT_IR_VERSION = 8
@@ -110,7 +110,7 @@ def lower_ir_node(ctx: _Context, node: Any) -> None:
 
 
 class _Context:
-    """The :class:`openacl.ge._ir.LowerContext` of one graph (or an If branch inside it, with ``parent``)."""
+    """The :class:`openacl.graph_engine._ir.LowerContext` of one graph (or an If branch inside it, with ``parent``)."""
 
     def __init__(
         self,

@@ -69,7 +69,8 @@ class IrSubgraph:
 
 
 class LowerContext(Protocol):
-    """What a lowering may ask while it turns one GE node into ONNX (implemented in :mod:`openacl.ge._lower`)."""
+    """What a lowering may ask while it turns one GE node into ONNX (implemented in
+    :mod:`openacl.graph_engine._lower`)."""
 
     op_type: str
 

@@ -21,8 +21,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from openacl.errors import GeError, GeStatus
-from openacl.ge import _ops
-from openacl.ge.graph import Graph, Node
+from openacl.graph_engine import _ops
+from openacl.graph_engine.graph import Graph, Node
 
 __all__ = [
     "CHECKPOINT_GRAPH",

@@ -1,7 +1,7 @@
 """The graph a user builds: Data, Const, Variable, Assign, Summary, Save and any ONNX operator.
 
 A :class:`Graph` is a plain list of :class:`Node` records wired by tensor names, the shape GE's ``ge::Graph``
-has before compilation. Nothing here runs anything: :mod:`openacl.ge.passes` compiles a snapshot of it and the
+has before compilation. Nothing here runs anything: :mod:`openacl.graph_engine.passes` compiles a snapshot of it and the
 session executes the result with onnxruntime. Mistakes in building a graph (a duplicate name, a tensor of
 another graph, an unknown operator) raise ``ValueError``/``TypeError`` at once, where the stack trace points at
 the line that made them; everything a session does later answers with a GE status code instead.
@@ -20,7 +20,7 @@ import onnx
 from onnx import numpy_helper
 
 from openacl import dtypes
-from openacl.ge import _ir, _ops
+from openacl.graph_engine import _ir, _ops
 
 __all__ = ["DEFAULT_OPSET", "GE_DOMAIN", "Graph", "Node", "Tensor"]
 
@@ -43,7 +43,7 @@ class Node:
     """A node: ``type`` is a GE type (``Data``, ``Summary``, ...) or an ONNX op type in ``domain``.
 
     ``inputs``/``outputs`` are tensor names; ``attrs`` holds Python values or ``onnx.AttributeProto`` (kept as
-    read from a model). The GE types and the attributes they use are listed in :mod:`openacl.ge._ops`.
+    read from a model). The GE types and the attributes they use are listed in :mod:`openacl.graph_engine._ops`.
     """
 
     name: str
@@ -201,7 +201,7 @@ class Graph:
         """A ``Save`` node: its variable inputs become graph outputs (GE's SavePass); other inputs are dropped.
 
         The Save callback fires only for a *checkpoint graph*, one whose compiled form is nothing but variables
-        feeding the outputs (see :func:`openacl.ge.passes.is_checkpoint_graph`).
+        feeding the outputs (see :func:`openacl.graph_engine.passes.is_checkpoint_graph`).
         """
         name = name or self._auto_name("Save")
         self._claim(name, [])
@@ -222,7 +222,8 @@ class Graph:
         output_counts: Sequence[int] = (),
         subgraphs: Mapping[str, Graph | Sequence[Graph]] | None = None,
     ) -> list[Any]:
-        """A GE IR operator from the op table (:mod:`openacl.ge._ops`), lowered to ONNX when the graph is built.
+        """A GE IR operator from the op table (:mod:`openacl.graph_engine._ops`), lowered to ONNX when the graph is
+        built.
 
         ``inputs`` has one entry per IR input, in IR order: a tensor, None for an absent optional input, a list
         for a dynamic input. ``output_counts`` gives the count of each dynamic output, in order. Attributes are

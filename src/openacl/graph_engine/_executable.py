@@ -14,9 +14,9 @@ import onnx
 import onnxruntime as ort
 
 from openacl import dtypes, onnxrt
-from openacl.ge import _lower
-from openacl.ge.graph import Graph
-from openacl.ge.passes import CompiledGraph, checkpoint_handle
+from openacl.graph_engine import _lower
+from openacl.graph_engine.graph import Graph
+from openacl.graph_engine.passes import CompiledGraph, checkpoint_handle
 
 InputSpec = tuple[str, np.dtype, tuple[int | None, ...] | None]
 
@@ -65,7 +65,7 @@ class Executable:
         self.compiled = compiled
         self.model, self.output_names = _lower.lower(compiled, var_types)
         self._descs: list[tuple[np.dtype, tuple[int, ...]] | None] | None = None
-        #: Set by the session when its dump options ask for dumps (:class:`openacl.ge.dumping.GraphDump`).
+        #: Set by the session when its dump options ask for dumps (:class:`openacl.graph_engine.dumping.GraphDump`).
         self.dump: Any = None
         options = ort.SessionOptions()
         options.log_severity_level = onnxrt.ORT_LOG_ERROR

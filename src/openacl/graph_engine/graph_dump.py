@@ -19,7 +19,7 @@ import onnx
 from google.protobuf import text_format
 from onnx import helper, numpy_helper
 
-from openacl.ge.graph import Graph, Node
+from openacl.graph_engine.graph import Graph, Node
 
 __all__ = ["dump_dir", "dump_to_file", "onnx_model", "proto_text", "readable_text"]
 

@@ -3,14 +3,14 @@
 Two kinds of record share it. The graph-level types (Data, Const, Variable, Assign, Summary, Save) never reach
 onnxruntime under their own name: the compile passes remove Summary and Save, and the lowering turns Data into
 graph inputs, Const into initializers, Variable into extra inputs and Assign into extra outputs. Every other
-record is a GE IR operator (:mod:`openacl.ge._ir_ops`) whose lowering writes ONNX nodes. Nodes of ONNX's own
+record is a GE IR operator (:mod:`openacl.graph_engine._ir_ops`) whose lowering writes ONNX nodes. Nodes of ONNX's own
 domain added with ``Graph.op`` go to onnxruntime as they are.
 """
 
 from __future__ import annotations
 
-from openacl.ge._ir import IrOp, ir
-from openacl.ge._ir_ops import TABLE as _IR_TABLE
+from openacl.graph_engine._ir import IrOp, ir
+from openacl.graph_engine._ir_ops import TABLE as _IR_TABLE
 
 GE_DOMAIN = "openacl.ge"
 

@@ -1,18 +1,18 @@
-"""GE sessions: ``Session`` with graphs, variables and callbacks (``GEInitialize``/``GEFinalize`` are in
-:mod:`openacl.ge.state` and re-exported here).
+"""The engine's GE sessions: ``Session`` with graphs, variables and callbacks (GEInitialize/GEFinalize are in
+:mod:`openacl.graph_engine.state`).
 
 Guarantees:
-- Every public method returns a GE status (``GeStatus.SUCCESS`` is 0) or ``(value, status)``; bad input (unknown
-  graph id, wrong inputs, an unbuildable graph) is a status and one log line, never an exception. Only arguments
-  of the wrong Python type raise ``TypeError``. Underneath, the engine raises ``GeError``; one decorator
-  (:func:`openacl.ge._status.returns_status`) turns it into the status and the log line.
+- Every public method either succeeds (returning its value) or raises ``GeError`` carrying the GE status and
+  the one line its faces show (:mod:`openacl.graph_engine._api`): :mod:`openacl.ge` returns the status and logs
+  the line, :mod:`openacl.gepy` raises GE-PY's ``GeError`` with it. Only arguments of the wrong Python type
+  raise ``TypeError``.
 - The Summary and Save callbacks fire only from ``run_graph`` in train mode (``ge.graphRunMode`` >= 1), once
   per run and key, after the graph has executed and the variables have been updated, on the caller's
   thread, before ``run_graph`` returns: Summary first, then Save. ``run_graph_async`` and
   ``run_graph_with_stream_async`` never fire them (as in GE); in prediction mode none fire.
 - No session lock is held while user code runs (a Summary/Save callback, a ``run_graph_async`` done
   callback, an external allocator). A callback may call the session, e.g. ``get_variables``; running the
-  graph that is calling it returns ``GE_GRAPH_ALREADY_RUNNING``.
+  graph that is calling it raises ``GE_GRAPH_ALREADY_RUNNING``.
 - Variables live in the session as read-only arrays that are replaced, never written, so an array handed to
   a callback keeps its values.
 
@@ -32,25 +32,16 @@ import numpy as np
 import onnx
 
 from openacl.errors import AclCode, AclError, GeError, GeStatus, code_name
-from openacl.ge import device_tensors, dumping, passes, state
-from openacl.ge._executable import Executable, InputSpec, check_inputs, input_specs, read_only
-from openacl.ge._status import returns_status, verbatim
-from openacl.ge.graph import Graph
-from openacl.ge.state import GEFinalize, GEInitialize, finalize_at_exit, ge_finalize, ge_initialize, is_initialized
-from openacl.ge.worker import AsyncWorker
+from openacl.graph_engine import device_tensors, dumping, errmsg, passes, state
+from openacl.graph_engine._api import names_api, one_line, verbatim
+from openacl.graph_engine._executable import Executable, InputSpec, check_inputs, input_specs, read_only
+from openacl.graph_engine.graph import Graph
+from openacl.graph_engine.worker import AsyncWorker
 from openacl.log import get_logger
 from openacl.runtime import device as rt_device
 from openacl.runtime.sched.task import work_task
 
-__all__ = [
-    "GEFinalize",
-    "GEInitialize",
-    "Session",
-    "finalize_at_exit",
-    "ge_finalize",
-    "ge_initialize",
-    "is_initialized",
-]
+__all__ = ["Session"]
 
 log = get_logger("ge")
 
@@ -85,8 +76,8 @@ class Session:
     """``ge::Session``. Not safe for concurrent use of one graph (GE: "Session暂不支持并发执行").
 
     Options: ``ge.graphRunMode`` ("0" prediction, "1" train; the session option wins over the one given to
-    ``ge_initialize``) and GE's dump options (:mod:`openacl.ge.dumping`). A session created before
-    ``ge_initialize``, or with bad options, has no inner session: its methods return GE_CLI_GE_NOT_INITIALIZED
+    ``ge_initialize``) and GE's dump options (:mod:`openacl.graph_engine.dumping`). A session created before
+    ``ge_initialize``, or with bad options, has no inner session: its methods raise GE_CLI_GE_NOT_INITIALIZED
     while GE is not initialised and FAILED after.
     """
 
@@ -122,17 +113,28 @@ class Session:
             bad = bad or f"{exc.detail} ({code_name(exc.code)})"
         self._dead = self._dead or bad
         if self._dead:
-            log.error("Session %d: creating the session failed: %s", self.session_id, self._dead)
+            errmsg.log_error(log, "Session %d: creating the session failed: %s", self.session_id, self._dead)
 
     # ----- graphs -----
 
-    @returns_status("AddGraph")
+    @names_api("AddGraph")
     def add_graph(self, graph_id: int, graph: Graph, options: Mapping[Any, Any] | None = None) -> None:
-        """``AddGraph``: keeps a snapshot of ``graph``. Re-adding an existing id returns SUCCESS and keeps the
-        first graph (the CANN doc); adding a Graph object already added under another id is FAILED."""
+        """``AddGraph``: keeps a snapshot of ``graph``. Re-adding an existing id succeeds and keeps the
+        first graph (the CANN doc); adding a Graph object already added under another id is FAILED.
+
+        Graph options are refused: every graph compiles the same way here, so a non-empty ``options`` is FAILED
+        (GE turns its inner GE_GRAPH_OPTIONS_INVALID into FAILED) and the graph is not added; None or ``{}``
+        asks nothing."""
         if not isinstance(graph, Graph):
             raise TypeError(f"graph must be an openacl.ge.Graph, not {type(graph).__name__}")
+        asked, _ = state.parse_options(options)  # TypeError for options that are not a mapping
         self._require_open(graph_id, "AddGraph")
+        if asked:
+            raise GeError(
+                GeStatus.FAILED,
+                f"graph {graph_id}: graph options are not supported ({', '.join(map(repr, sorted(asked)))}); "
+                f"the graph is not added ({code_name(GeStatus.GE_GRAPH_OPTIONS_INVALID)})",
+            )
         with self._lock:
             if graph_id in self._graphs:
                 log.warning("AddGraph: graph id %d already exists; the first graph is kept", graph_id)
@@ -146,7 +148,7 @@ class Session:
                     )
             self._graphs[graph_id] = _GraphEntry(graph_id, graph.copy(), graph)
 
-    @returns_status("RemoveGraph")
+    @names_api("RemoveGraph")
     def remove_graph(self, graph_id: int) -> None:
         """``RemoveGraph``: FAILED for an unknown id (GE turns GE_GRAPH_GRAPH_NOT_EXIST into FAILED). A graph
         being run is removed at once; that run finishes."""
@@ -156,7 +158,7 @@ class Session:
         if entry is None:
             raise GeError(GeStatus.FAILED, f"graph id {graph_id} does not exist (GE_GRAPH_GRAPH_NOT_EXIST)")
 
-    @returns_status("BuildGraph")
+    @names_api("BuildGraph")
     def build_graph(self, graph_id: int, inputs: Sequence[Any] = ()) -> None:
         """``BuildGraph``: compile now instead of at the first run. ``inputs``, when given, are checked like
         ``run_graph``'s (PARAM_INVALID). GE_GRAPH_GRAPH_NOT_EXIST for an unknown id; FAILED when the graph
@@ -174,9 +176,9 @@ class Session:
         except GeError as exc:
             raise GeError(GeStatus.FAILED, exc.detail) from None
 
-    @returns_status("RunGraph", value=list)
+    @names_api("RunGraph")
     def run_graph(self, graph_id: int, inputs: Sequence[Any]) -> list[np.ndarray]:
-        """``RunGraph``: run (building first if needed) and return ``(outputs, status)``.
+        """``RunGraph``: run (building first if needed) and return the outputs.
 
         Outputs follow ``set_outputs``, then the variables of Save nodes. In train mode the Summary tensors are
         taken out and given to the Summary callback, then a checkpoint graph's variables go to the Save
@@ -197,21 +199,18 @@ class Session:
         finally:
             self._stop(entry)
 
-    def run_graph_async(self, graph_id: int, inputs: Sequence[Any], done: DoneCallback) -> int:
+    @names_api("RunGraphAsync")
+    def run_graph_async(self, graph_id: int, inputs: Sequence[Any], done: DoneCallback) -> None:
         """``RunGraphAsync``: queue a run; ``done(status, outputs)`` is called on the session's worker thread.
 
         Never fires the Summary or Save callback, in any mode (GE calls them from RunGraph only); the Summary
         tensors stay at the end of the outputs. The inputs are copied when queued. An unknown id or bad inputs
-        are returned at once and also passed to ``done``; a failure later reaches ``done`` only.
+        are raised at once and also passed to ``done``; a failure later reaches ``done`` only.
         """
         if not callable(done):
             raise TypeError("done must be callable: done(status, outputs)")
         _check_inputs_type(inputs)
         _check_id_type("RunGraphAsync", graph_id)
-        return self._queue_async(graph_id, inputs, done)
-
-    @returns_status("RunGraphAsync")
-    def _queue_async(self, graph_id: int, inputs: Sequence[Any], done: DoneCallback) -> None:
         self._require_open(graph_id)
         try:
             entry = self._entry(graph_id)
@@ -232,7 +231,7 @@ class Session:
 
     # ----- stream-ordered runs -----
 
-    @returns_status("RegisterExternalAllocator")
+    @names_api("RegisterExternalAllocator")
     def register_external_allocator(self, stream: int, allocator: Any) -> None:
         """``RegisterExternalAllocator``: output memory of ``run_graph_with_stream_async`` on ``stream`` comes
         from ``allocator.malloc(size)`` (a block with ``addr`` and ``size``) and goes back by ``free(block)``
@@ -245,22 +244,22 @@ class Session:
         with self._lock:
             self._allocators[stream] = allocator
 
-    @returns_status("UnregisterExternalAllocator")
+    @names_api("UnregisterExternalAllocator")
     def unregister_external_allocator(self, stream: int) -> None:
-        """``UnregisterExternalAllocator``: the stream's outputs come from the device again. SUCCESS also when
+        """``UnregisterExternalAllocator``: the stream's outputs come from the device again. Succeeds also when
         none was registered (GE-PY then has only its default one to drop)."""
         _check_stream_type(stream)
         self._require()
         with self._lock:
             self._allocators.pop(stream, None)
 
-    @returns_status("RunGraphWithStreamAsync", value=list)
+    @names_api("RunGraphWithStreamAsync")
     def run_graph_with_stream_async(
         self, graph_id: int, stream: int, inputs: Sequence[Any]
     ) -> list[device_tensors.DeviceTensor]:
         """``RunGraphWithStreamAsync``: queue a run on an ``acl`` stream; returns its device outputs at once.
 
-        Inputs are :class:`~openacl.ge.device_tensors.DeviceTensor` (read when the stream reaches the run, so
+        Inputs are :class:`~openacl.graph_engine.device_tensors.DeviceTensor` (read when the stream reaches the run, so
         copies queued before it are seen) or host arrays. The outputs' memory is allocated now, from the
         stream's registered allocator or the current device, so the graph's output shapes must be static
         (FAILED otherwise); their data is written when the run executes: synchronize the stream before reading
@@ -320,7 +319,7 @@ class Session:
 
     # ----- variables and callbacks -----
 
-    @returns_status("GetVariables", value=list)
+    @names_api("GetVariables")
     def get_variables(self, names: Sequence[str | bytes]) -> list[np.ndarray]:
         """``GetVariables``: copies of the named variables, through GE's tagged checkpoint graph, so the Save
         callback never fires (GE ST ``test_generate_and_run_checkpoint_graph``). FAILED for an unknown name."""
@@ -347,7 +346,7 @@ class Session:
                 self._getvar_cache[wanted] = exe
         return self._execute(exe, int(time.time()), [], fire=self.train)
 
-    @returns_status("RegisterCallBackFunc")
+    @names_api("RegisterCallBackFunc")
     def register_callback_func(self, key: str | bytes, callback: Callback) -> None:
         """``RegisterCallBackFunc``: ``callback(graph_id, params_list)`` for key "Summary" or "Save".
 
@@ -403,15 +402,6 @@ class Session:
     def __repr__(self) -> str:
         mode = "train" if self.train else "prediction"
         return f"Session({self.session_id}, {mode}, {len(self._graphs)} graphs)"
-
-    # CamelCase names of the C++ API, for readers of the CANN docs.
-    AddGraph = add_graph
-    RemoveGraph = remove_graph
-    BuildGraph = build_graph
-    RunGraph = run_graph
-    RunGraphAsync = run_graph_async
-    GetVariables = get_variables
-    RegisterCallBackFunc = register_callback_func
 
     # ----- the engine: raises GeError -----
 
@@ -601,7 +591,8 @@ class Session:
             finally:
                 self._stop(entry)
         except GeError as exc:
-            log.log(exc.level, "RunGraphAsync: %s", exc.detail)
+            line = one_line("RunGraphAsync", exc)
+            log.log(line.level, "%s", line.detail)
             _call_done(done, exc.code, [])
             return
         _call_done(done, GeStatus.SUCCESS, outputs)
@@ -617,17 +608,17 @@ def _call_back(key: str, callback: Callback | None, graph_id: int, params: dict[
     try:
         ret = callback(graph_id, params)
     except Exception:
-        log.exception("%s callback raised, graph_id:%d; RunGraph still succeeds", key, graph_id)
+        errmsg.log_error(log, "%s callback raised, graph_id:%d; RunGraph still succeeds", key, graph_id, exc_info=True)
         return
     if ret is not None and ret != 0:
-        log.error("%s callback returned %r, graph_id:%d; RunGraph still succeeds", key, ret, graph_id)
+        errmsg.log_error(log, "%s callback returned %r, graph_id:%d; RunGraph still succeeds", key, ret, graph_id)
 
 
 def _call_done(done: DoneCallback, code: int, outputs: list[np.ndarray]) -> None:
     try:
         done(int(code), outputs)
     except Exception:
-        log.exception("RunGraphAsync done callback raised")
+        errmsg.log_error(log, "RunGraphAsync done callback raised", exc_info=True)
 
 
 def _check_inputs_type(inputs: Any) -> None:

@@ -14,7 +14,7 @@ import numpy as np
 from onnx import numpy_helper
 
 from openacl import dtypes
-from openacl.ge._ir import IrOp, LowerContext, ir, promote
+from openacl.graph_engine._ir import IrOp, LowerContext, ir, promote
 
 _INT64 = np.dtype(np.int64)
 _BIG = np.iinfo(np.int64).max
