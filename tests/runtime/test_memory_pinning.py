@@ -169,6 +169,20 @@ def test_task_write_region_takes_a_pinned_user_object_and_refuses_read_only_memo
     assert err.value.code == DEVICE_MEM_ERROR and "read-only" in err.value.detail
 
 
+def test_check_task_view_follows_the_view_to_the_region_it_pins(ctx):
+    addr = memory.malloc(64, 0, 0)
+    view = memory.view_array(addr, (4, 4), np.dtype(np.float32))[1:3]
+    memory.check_task_view(view, "out")  # live
+    data = bytes(64)
+    user = memory.view_array(memory.bytes_address(data), (64,), np.dtype(np.uint8))
+    memory.space.discard(memory.region_for(memory.bytes_address(data), 64, "x"))
+    memory.check_task_view(user, "out")  # a program's own object: still the task's to fill
+    memory.free(addr)
+    with pytest.raises(AclError) as err:
+        memory.check_task_view(view, "out")
+    assert err.value.code == DEVICE_MEM_ERROR
+
+
 def test_model_output_freed_before_the_stream_reaches_it_fails_the_task(stream, gate):
     """Model outputs are checked when written, as memcpy_async's are: 507053, and the memory is not touched."""
     io = ModelIO()
@@ -192,3 +206,28 @@ def test_op_output_freed_before_the_stream_reaches_it_fails_the_task(stream, gat
     assert acl.rt.free(out) == 0
     gate.set()
     assert acl.rt.synchronize_stream(stream) == DEVICE_MEM_ERROR
+
+
+def test_jpeg_decode_output_freed_before_the_stream_reaches_it_fails_the_task(stream, gate):
+    """DVPP tasks check the views they fill when they run (``tasks.submit(writes=...)``), as copies do."""
+    from tests.media.images import jpeg_bytes, photo
+
+    media = acl.media
+    channel = media.dvpp_create_channel_desc()
+    assert media.dvpp_create_channel(channel) == 0
+    data = jpeg_bytes(photo(64, 48))
+    src, _ = media.dvpp_malloc(len(data))
+    assert acl.rt.memcpy(src, len(data), acl.util.bytes_to_ptr(data), len(data), 1) == 0
+    size, _ = media.dvpp_jpeg_predict_dec_size(acl.util.bytes_to_ptr(data), len(data), 1)
+    out, _ = media.dvpp_malloc(size)
+    desc = media.dvpp_create_pic_desc()
+    media.dvpp_set_pic_desc_data(desc, out)
+    media.dvpp_set_pic_desc_size(desc, size)
+    media.dvpp_set_pic_desc_format(desc, 1)
+    hold_stream(stream, gate)
+    assert media.dvpp_jpeg_decode_async(channel, src, len(data), desc, stream) == 0
+    assert media.dvpp_free(out) == 0
+    gate.set()
+    assert acl.rt.synchronize_stream(stream) == DEVICE_MEM_ERROR
+    assert media.dvpp_get_pic_desc_ret_code(desc) == 1
+    assert media.dvpp_destroy_channel(channel) == 0

@@ -348,10 +348,10 @@ def check_cache_range(addr: int, size: int) -> None:
 
 
 class _PointerBuffer:
-    """Exposes a region as a buffer while keeping the region's owner alive."""
+    """Exposes a region as a buffer while keeping the region (and so its bytes) alive: arrays over it pin it."""
 
     def __init__(self, region: Region) -> None:
-        self._keep = region.keep
+        self.region = region
         self.__array_interface__ = {
             "shape": (region.size,),
             "typestr": "|u1",
@@ -472,6 +472,16 @@ def task_write(addr: int, data: bytes | np.ndarray, what: str, pinned: Region | 
     size = data.nbytes if isinstance(data, np.ndarray) else len(data)
     region = task_write_region(addr, size, what, pinned)
     _store(addr, data, region)
+
+
+def check_task_view(view: np.ndarray, what: str) -> None:
+    """A task is about to fill ``view``, an array over memory taken when it was queued (``view_array``): the
+    memory it spans must still be a live allocation (``task_write_region``)."""
+    owner = view.base
+    while isinstance(owner, np.ndarray):
+        owner = owner.base
+    low, high = np.lib.array_utils.byte_bounds(view)
+    task_write_region(low, high - low, what, owner.region if isinstance(owner, _PointerBuffer) else None)
 
 
 def task_view(addr: int, size: int, what: str, pinned: Region | None = None) -> np.ndarray:
