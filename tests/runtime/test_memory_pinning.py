@@ -231,3 +231,14 @@ def test_jpeg_decode_output_freed_before_the_stream_reaches_it_fails_the_task(st
     assert acl.rt.synchronize_stream(stream) == DEVICE_MEM_ERROR
     assert media.dvpp_get_pic_desc_ret_code(desc) == 1
     assert media.dvpp_destroy_channel(channel) == 0
+
+
+def test_a_view_keeps_a_user_region_known_through_a_sweep(ctx):
+    """A view pins its region and counts as a reference to the program's object, so the sweep of forgotten
+    objects leaves that region registered while the view lives."""
+    addr = memory.bytes_address(bytes(bytearray(b"pinned by a view" * 4)))  # the program keeps no reference to it
+    view = memory.view_array(addr, (64,), np.dtype(np.uint8))
+    for _ in range(600):  # enough registrations for a sweep
+        memory.bytes_address(bytes(8))
+    assert memory.read_bytes(addr, 16) == b"pinned by a view"
+    assert view[:6].tobytes() == b"pinned"

@@ -352,6 +352,7 @@ class _PointerBuffer:
 
     def __init__(self, region: Region) -> None:
         self.region = region
+        self.keep = region.keep  # the owner's count too: a USER region is not swept while a view of it lives
         self.__array_interface__ = {
             "shape": (region.size,),
             "typestr": "|u1",
