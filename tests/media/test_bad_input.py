@@ -9,6 +9,7 @@ import pytest
 
 import acl
 from openacl.errors import AclCode
+from tests.conftest import hold_stream
 from tests.media.helpers import M, nv12_pic, pic, planes_of, to_device
 from tests.media.images import jpeg_bytes, photo, png_bytes
 
@@ -204,13 +205,17 @@ def test_wrong_kind_destroyed_and_missing_handles(channel, stream, acl_log):
     stream_still_works(stream)
 
 
-def test_memory_freed_after_the_call_cannot_crash_the_task(channel, stream):
+def test_memory_freed_after_the_call_cannot_crash_the_task(channel, stream, gate):
+    """The task keeps the memory mapped; the output, no longer a live allocation when it runs, fails it (507053)."""
     src, out = vpc_pair()
     src_ptr, out_ptr = M.dvpp_get_pic_desc_data(src), M.dvpp_get_pic_desc_data(out)
     cfg = M.dvpp_create_resize_config()
+    hold_stream(stream, gate)
     assert M.dvpp_vpc_resize_async(channel, src, out, cfg, stream) == 0
     assert M.dvpp_free(src_ptr) == 0 and M.dvpp_free(out_ptr) == 0
-    assert acl.rt.synchronize_stream(stream) == 0  # the task kept the memory alive
+    gate.set()
+    assert acl.rt.synchronize_stream(stream) == AclCode.ACL_ERROR_RT_DEVICE_MEM_ERROR
+    stream_still_works(stream)
 
 
 def test_encode_refuses_bad_inputs(channel, stream):

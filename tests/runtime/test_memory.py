@@ -121,7 +121,7 @@ def test_free_and_free_host_do_not_mix(dev, host):
 
 def test_freed_memory_is_unknown_but_views_keep_it_alive(dev):
     addr = memory.malloc(64, 0, dev)
-    copies.fill(addr, 0x5A, 64)
+    copies.memset(addr, 64, 0x5A, 64)
     view = memory.view_array(addr, (64,), np.dtype(np.uint8))
     memory.free(addr)
     raises_code(INVALID, memory.region_for, addr, 1, "pointer")
@@ -130,7 +130,7 @@ def test_freed_memory_is_unknown_but_views_keep_it_alive(dev):
     # New allocations cannot take the bytes the view still holds.
     others = [memory.malloc(64, 0, dev) for _ in range(64)]
     for other in others:
-        copies.fill(other, 0xA5, 64)
+        copies.memset(other, 64, 0xA5, 64)
     assert view.tobytes() == b"\x5a" * 64
     view[:] = 1  # still writable, still no crash
     assert view.sum() == 64
@@ -269,14 +269,14 @@ def test_copy_and_fill_move_the_exact_bytes(dev, host):
     dst = memory.malloc(32, 0, dev)
     ctypes.memmove(src, bytes(range(32)), 32)
     copies.check_copy(dst, 32, src, 32, 1)
-    copies.copy(dst, src, 32)
+    copies.memcpy(dst, 32, src, 32, 1)
     assert ctypes.string_at(dst, 32) == bytes(range(32))
     region = copies.check_set(dst, 32, 8)
     assert region.addr == dst
-    copies.fill(dst, 0x1FF, 8)  # value is truncated to a byte
+    copies.memset(dst, 8, 0x1FF, 8)  # value is truncated to a byte
     assert ctypes.string_at(dst, 32) == b"\xff" * 8 + bytes(range(8, 32))
-    copies.copy(dst, src, 0)
-    copies.fill(dst, 0, 0)
+    copies.memcpy(dst, 0, src, 0, 1)
+    copies.memset(dst, 0, 0, 0)
     assert ctypes.string_at(dst, 1) == b"\xff"
 
 
@@ -339,7 +339,7 @@ def test_read_bytes_of_every_region_kind(dev, host):
     ):
         assert memory.read_bytes(addr, len(expected)) == expected
     for addr in (memory.malloc(8, 0, dev), host(8)):
-        copies.fill(addr, 7, 8)
+        copies.memset(addr, 8, 7, 8)
         assert memory.read_bytes(addr, 8) == b"\x07" * 8
     raises_code(INVALID, memory.read_bytes, 0x10, 1)
 
@@ -420,8 +420,8 @@ def _held_fill_then_copy(dev: int, stream: int, host, gate: threading.Event) -> 
     s = rt_device.resolve(stream)
     src = memory.malloc(16, 0, dev)
     dst = host(16)
-    copies.fill(src, 0x11, 16)
-    copies.fill(dst, 0, 16)
+    copies.memset(src, 16, 0x11, 16)
+    copies.memset(dst, 16, 0, 16)
     hold(s, gate)
     copies.enqueue_fill(s, src, 16, 0x22, 16)
     copies.enqueue_copy(s, dst, 16, src, 16, copies.ACL_MEMCPY_DEVICE_TO_HOST)

@@ -11,7 +11,6 @@ import av
 import numpy as np
 
 from openacl.media.formats import PixelFormat
-from openacl.runtime import memory as _memory
 
 # The FFmpeg pixel format each DVPP output format is produced in.
 AV_FORMATS: dict[int, str] = {
@@ -36,14 +35,19 @@ def picture_bytes(av_format: str, width_stride: int, height_stride: int) -> int:
 
 
 def write_frame(
-    frame: av.VideoFrame, av_format: str, addr: int, width: int, height: int, width_stride: int, height_stride: int
+    frame: av.VideoFrame,
+    av_format: str,
+    out: np.ndarray,
+    width: int,
+    height: int,
+    width_stride: int,
+    height_stride: int,
 ) -> None:
-    """Write ``frame`` as ``av_format`` at ``width`` x ``height`` into DVPP memory at ``addr`` (checked).
+    """Write ``frame`` as ``av_format`` at ``width`` x ``height`` into ``out``, a checked view of DVPP memory.
 
     A plain 4:2:0 frame of that size is repacked with numpy (bit-exact); anything else (another size, another
     bit depth or subsampling, RGB) goes through FFmpeg's swscale, bilinear."""
-    need = picture_bytes(av_format, width_stride, height_stride)
-    out = _memory.view_array(addr, (need,), np.dtype(np.uint8))
+    assert out.nbytes == picture_bytes(av_format, width_stride, height_stride)
     if av_format in ("rgb24", "bgr24"):
         rgb = frame.reformat(width=width, height=height, format=av_format, interpolation="BILINEAR")
         out.reshape(height_stride, width_stride)[:height, : width * 3] = plane_rows(rgb.planes[0], height, width * 3)

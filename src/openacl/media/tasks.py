@@ -12,9 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+import numpy as np
+
 from openacl.errors import AclError
 from openacl.media.descs import PicDesc
 from openacl.runtime import device as _device
+from openacl.runtime import memory as _memory
 from openacl.runtime.sched.stream import Stream
 from openacl.runtime.sched.task import work_task
 
@@ -25,11 +28,20 @@ def stream_for(handle: int) -> Stream:
     return _device.resolve(handle)
 
 
-def submit(stream: Stream, name: str, work: Callable[[], None], outputs: Sequence[PicDesc] = ()) -> None:
-    """Queue ``work`` on ``stream``; ``outputs`` get ret_code 0 when it succeeds, 1 when it fails."""
+def submit(
+    stream: Stream,
+    name: str,
+    work: Callable[[], None],
+    outputs: Sequence[PicDesc] = (),
+    writes: Sequence[np.ndarray] = (),
+) -> None:
+    """Queue ``work`` on ``stream``; ``outputs`` get ret_code 0 when it succeeds, 1 when it fails. ``writes`` are
+    the views of memory ``work`` fills: each must still be live memory when the task runs (507053 otherwise)."""
 
     def run() -> None:
         try:
+            for view in writes:
+                _memory.check_task_view(view, f"dvpp {name}")
             work()
         except AclError:
             for desc in outputs:

@@ -241,10 +241,10 @@ class VdecChannel(CallbackChannel):
         if out.size < need:
             return RET_BUFFER_TOO_SMALL
         try:
-            _memory.region_for(out.data, need, "vdec output", write=True)
+            view = _memory.task_view(out.data, need, "vdec output")  # checked now; the view pins it
         except AclError:
             return RET_BAD_ADDRESS
-        _frames.write_frame(picture, target.av_format, out.data, width, height, width_stride, height_stride)
+        _frames.write_frame(picture, target.av_format, view, width, height, width_stride, height_stride)
         out.width, out.height, out.width_stride, out.height_stride = width, height, width_stride, height_stride
         return 0
 

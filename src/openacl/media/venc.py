@@ -40,7 +40,6 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 import av
-import numpy as np
 
 from openacl.errors import AclCode, AclError
 from openacl.media import chip as _chip
@@ -194,7 +193,7 @@ class VencChannel(CallbackChannel):
             try:
                 if own:
                     addr = _memory.malloc(len(payload), 0, self.device_id)
-                _memory.view_array(addr, (len(payload),), np.dtype(np.uint8))[:] = np.frombuffer(payload, np.uint8)
+                _memory.task_write(addr, payload, "venc output buffer")  # checked now, pinned while written
             except AclError as exc:
                 log.warning("venc channel: frame %d: the output buffer cannot take it: %s", record.seq, exc)
                 code, payload = RET_BUFFER_FULL, b""

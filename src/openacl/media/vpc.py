@@ -68,7 +68,7 @@ def _submit(stream_handle: int, name: str, jobs: list[Job], method: str) -> None
         for job in jobs:
             run_job(job, method)
 
-    tasks.submit(stream, name, work, [job.dst.desc for job in jobs])
+    tasks.submit(stream, name, work, [job.dst.desc for job in jobs], writes=[job.dst.buf for job in jobs])
 
 
 def crop_resize_paste(

@@ -38,7 +38,6 @@ Only YUV420SP_U8, XRGB8888_U8, RGB888_U8 and YUV400_U8 are accepted, as CANN acc
 
 from __future__ import annotations
 
-import ctypes
 import math
 import re
 import struct
@@ -546,8 +545,7 @@ def set_input_aipp(model, dataset: int, index: int, handle: int) -> None:
             f"AIPP data buffer of {buffer.size} bytes, the parameters take {item.data_size}",
         )
     raw = encode(params)
-    memory.region_for(buffer.addr, len(raw), f"AIPP data buffer {index}", write=True)
-    ctypes.memmove(buffer.addr, raw, len(raw))  # inside the region just checked
+    memory.write_bytes(buffer.addr, raw, f"AIPP data buffer {index}")  # checked and pinned while written
 
 
 def set_by_input_index(model, dataset: int, index: int, handle: int) -> None:

@@ -25,7 +25,6 @@ hidden setting, decides the gear, as on an NPU.
 
 from __future__ import annotations
 
-import ctypes
 import enum
 import math
 from collections.abc import Sequence
@@ -288,9 +287,8 @@ def write_gear(dataset: int, index: int, gears: Gears, gear: Gear, what: str) ->
     buffer = _buffer_at(dataset, index)
     gears.check(gear, what)
     width = _value_width(buffer.size, len(gear))
-    memory.region_for(buffer.addr, width * len(gear), f"gear buffer {index}", write=True)
     packed = np.asarray(gear, dtype=np.uint64 if width == 8 else np.uint32).tobytes()
-    ctypes.memmove(buffer.addr, packed, len(packed))  # inside the region just checked
+    memory.write_bytes(buffer.addr, packed, f"gear buffer {index}")  # checked and pinned while written
 
 
 def read_gear(gears: Gears, buffer: DataBuffer) -> Gear:

@@ -14,7 +14,6 @@ views of the device memory, without copies; outputs are copied into the output b
 
 from __future__ import annotations
 
-import ctypes
 import math
 from typing import NamedTuple
 
@@ -122,16 +121,16 @@ def prepare(model: Model, input_dataset: int, output_dataset: int) -> tuple[list
         if (desc.is_static or output_shapes is not None) and buffer.size < need:
             raise AclError(_INVALID, f"output {index} ({desc.name}) needs {need} bytes, buffer has {buffer.size}")
         region = memory.region_for(buffer.addr, buffer.size, f"output {index} buffer", write=True)
-        targets.append(OutputTarget(buffer.addr, buffer.size, region.keep, output_dataset, desc.format))
+        targets.append(OutputTarget(buffer.addr, buffer.size, region, output_dataset, desc.format))
     return feeds, targets
 
 
 class OutputTarget(NamedTuple):
-    """Where one output goes: memory checked in ``prepare``, kept alive (``keep``) until the model wrote it."""
+    """Where one output goes: memory checked in ``prepare``, pinned (``region``) until the model wrote it."""
 
     addr: int
     size: int
-    keep: object
+    region: memory.Region
     dataset: int = 0  # the output dataset, whose tensor desc for this output the run updates
     format: int = 0
 
@@ -141,7 +140,7 @@ def _write_outputs(model: Model, results: list[np.ndarray], targets: list[Output
         if result.nbytes > target.size:
             raise AclError(_INVALID, f"output {index} of model {model.id}: {result.nbytes} bytes, buffer {target.size}")
         result = np.ascontiguousarray(result)
-        ctypes.memmove(target.addr, result.ctypes.data, result.nbytes)  # inside the region checked in prepare
+        memory.task_write(target.addr, result, f"output {index} of model {model.id}", target.region)
         if target.dataset:
             _dataset.publish_output(
                 target.dataset, index, int(acl_from_numpy(result.dtype)), result.shape, target.format

@@ -23,7 +23,6 @@ operators with shape ranges.
 
 from __future__ import annotations
 
-import ctypes
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -84,11 +83,15 @@ def enqueue(stream: Stream, name: str, work: Callable[[], None], *, small: bool 
 
 @dataclass(frozen=True)
 class Target:
-    """Where one output goes: memory checked at the call, kept alive (``keep``) until the operator wrote it."""
+    """Where one output goes: memory checked at the call, pinned (``region``) until the operator wrote it.
+
+    ``size`` is the data buffer's, ``need`` what the desc takes; the write itself is checked when it happens
+    (``memory.task_write_region``): a buffer whose memory was freed and allocated again smaller keeps its size."""
 
     addr: int
     size: int
-    keep: object
+    need: int
+    region: memory.Region
 
 
 @dataclass(frozen=True)
@@ -159,7 +162,7 @@ def bind(
                 _INVALID, f"{op_type} output {index} buffer has {buffer.size} bytes, the output needs {need}"
             )
         region = _check_memory(addr, need, desc, lambda i=index: f"{op_type} output {i} buffer", write=True)
-        targets.append(Target(addr, buffer.size, region.keep))
+        targets.append(Target(addr, buffer.size, need, region))
         # In place over an input, or of a shape known only after the run: onnxruntime allocates, we copy.
         overlaps = any(low < addr + need and addr < high for low, high in spans)
         direct.append(None if overlaps or not result.is_static else addr)
@@ -176,12 +179,23 @@ def _copy_out(op_type: str, copies: list[np.ndarray | None], targets: tuple[Targ
         result = np.ascontiguousarray(result)
         if result.nbytes > target.size:
             raise AclError(_INVALID, f"{op_type} output {index}: {result.nbytes} bytes, its buffer {target.size}")
-        ctypes.memmove(target.addr, result.ctypes.data, result.nbytes)  # inside the region checked at the call
+        memory.task_write(target.addr, result, f"{op_type} output {index}", target.region)
+
+
+def _check_direct(op_type: str, bound: Bound) -> tuple[memory.Region, ...]:
+    """Before onnxruntime writes outputs in place: each lands in live memory now; the regions pin them."""
+    return tuple(
+        memory.task_write_region(addr, target.need, f"{op_type} output {index}", target.region)
+        for index, (addr, target) in enumerate(zip(bound.direct, bound.targets, strict=True))
+        if addr is not None
+    )
 
 
 def _queue(compiled: CompiledOp, bound: Bound, stream: Stream) -> None:
     def work() -> None:
+        pins = _check_direct(compiled.op_type, bound)
         _copy_out(compiled.op_type, compiled.run_into(bound.inputs, bound.direct), bound.targets)
+        del pins  # held until onnxruntime wrote in place
 
     moved = compiled.input_bytes + sum(target.size for target in bound.targets)
     enqueue(stream, f"op:{compiled.op_type}", work, small=moved <= INLINE_LIMIT)

@@ -12,9 +12,8 @@ stream gets there (a free in between only unregisters the address, see ``memory`
 
 from __future__ import annotations
 
-import ctypes
-
 from openacl.errors import AclCode, AclError
+from openacl.runtime import memory
 from openacl.runtime.memory import Kind, Region, region_for, space
 from openacl.runtime.sched.stream import Stream
 from openacl.runtime.sched.task import work_task
@@ -76,11 +75,6 @@ def check_copy(dst: int, dst_max: int, src: int, count: int, kind: int, *, sync:
     return dst_region, src_region
 
 
-def copy(dst: int, src: int, count: int) -> None:
-    if count:
-        ctypes.memmove(dst, src, count)
-
-
 def check_set(addr: int, max_count: int, count: int) -> Region:
     if count < 0 or max_count < 0:
         raise AclError(_INVALID, f"negative size (count {count}, max_count {max_count})")
@@ -89,30 +83,24 @@ def check_set(addr: int, max_count: int, count: int) -> Region:
     return region_for(addr, count, "memset address", write=True)
 
 
-def fill(addr: int, value: int, count: int) -> None:
-    if count:
-        ctypes.memset(addr, value & 0xFF, count)
-
-
 def memcpy(dst: int, dst_max: int, src: int, count: int, kind: int) -> None:
-    check_copy(dst, dst_max, src, count, kind, sync=True)
-    copy(dst, src, count)
+    dst_region, src_region = check_copy(dst, dst_max, src, count, kind, sync=True)
+    memory.move(dst, src, count, dst_region, src_region)  # the regions pin both ranges until the copy is done
 
 
 def memset(addr: int, max_count: int, value: int, count: int) -> None:
-    check_set(addr, max_count, count)
-    fill(addr, value, count)
+    memory.fill(addr, value, count, check_set(addr, max_count, count))
 
 
-def _check_still_allocated(what: str, *regions: Region) -> None:
-    """At run time: memory freed after the copy was checked is a failed task (CANN: a device memory error). The
-    bytes themselves are still alive (``memory``), so the check, not the copy, is what protects the program."""
-    for region in regions:
-        if region.kind is not Kind.USER and not space.holds(region):
-            raise AclError(
-                AclCode.ACL_ERROR_RT_DEVICE_MEM_ERROR,
-                f"{what}: {region.kind.value} memory at {region.addr:#x} was freed before the stream reached it",
-            )
+def _check_source_still_allocated(what: str, region: Region) -> None:
+    """At run time: a source freed after the copy was checked is a failed task (CANN: a device memory error), as a
+    freed destination is (``memory.task_write_region``). The bytes themselves are still alive (the task pins
+    them), so the check, not the copy, is what protects the program."""
+    if region.kind is not Kind.USER and not space.holds(region):
+        raise AclError(
+            AclCode.ACL_ERROR_RT_DEVICE_MEM_ERROR,
+            f"{what}: {region.kind.value} memory at {region.addr:#x} was freed before the stream reached it",
+        )
 
 
 def enqueue_copy(stream: Stream, dst: int, dst_max: int, src: int, count: int, kind: int) -> None:
@@ -121,8 +109,9 @@ def enqueue_copy(stream: Stream, dst: int, dst_max: int, src: int, count: int, k
     dst_region, src_region = check_copy(dst, dst_max, src, count, kind)
 
     def work() -> None:
-        _check_still_allocated("memcpy_async", dst_region, src_region)
-        copy(dst, src, count)
+        _check_source_still_allocated("memcpy_async", src_region)
+        target = memory.task_write_region(dst, count, "memcpy_async", dst_region)
+        memory.move(dst, src, count, target, src_region)
 
     stream.enqueue(work_task("memcpy_async", work))
 
@@ -131,8 +120,7 @@ def enqueue_fill(stream: Stream, addr: int, max_count: int, value: int, count: i
     region = check_set(addr, max_count, count)
 
     def work() -> None:
-        _check_still_allocated("memset_async", region)
-        fill(addr, value, count)
+        memory.fill(addr, value, count, memory.task_write_region(addr, count, "memset_async", region))
 
     stream.enqueue(work_task("memset_async", work))
 
@@ -169,16 +157,19 @@ def check_copy2d(
     return dst_region, src_region
 
 
-def copy2d(dst: int, dpitch: int, src: int, spitch: int, width: int, height: int) -> None:
+def copy2d(
+    dst: int, dpitch: int, src: int, spitch: int, width: int, height: int, dst_pin: Region, src_pin: Region
+) -> None:
+    """Row by row, inside the two pinned regions that hold each side's whole span."""
     if width == 0:
         return
     for row in range(height):
-        copy(dst + row * dpitch, src + row * spitch, width)
+        memory.move(dst + row * dpitch, src + row * spitch, width, dst_pin, src_pin)
 
 
 def memcpy2d(dst: int, dpitch: int, src: int, spitch: int, width: int, height: int, kind: int) -> None:
-    check_copy2d(dst, dpitch, src, spitch, width, height, kind)
-    copy2d(dst, dpitch, src, spitch, width, height)
+    dst_region, src_region = check_copy2d(dst, dpitch, src, spitch, width, height, kind)
+    copy2d(dst, dpitch, src, spitch, width, height, dst_region, src_region)
 
 
 def enqueue_copy2d(
@@ -188,7 +179,8 @@ def enqueue_copy2d(
     dst_region, src_region = check_copy2d(dst, dpitch, src, spitch, width, height, kind)
 
     def work() -> None:
-        _check_still_allocated("memcpy2d_async", dst_region, src_region)
-        copy2d(dst, dpitch, src, spitch, width, height)
+        _check_source_still_allocated("memcpy2d_async", src_region)
+        target = memory.task_write_region(dst, _span(dpitch, width, height), "memcpy2d_async", dst_region)
+        copy2d(dst, dpitch, src, spitch, width, height, target, src_region)
 
     stream.enqueue(work_task("memcpy2d_async", work))

@@ -10,6 +10,11 @@ Guarantees:
 - Freeing only unregisters an address. The bytes stay alive while anything still uses them (a numpy view
   from ``ptr_to_numpy``, an asynchronous copy in flight), so a use after free cannot crash the process.
 - A registered Python object is held until the program drops its last reference to it.
+- Every read or write of memory by address goes through this module's access functions, and an access pins the
+  region it touches for its whole length (see "Access" below). Nothing else in the package touches memory by
+  address (``tests/runtime/test_memory_pinning.py`` greps the package for ctypes' raw access).
+- A task writes only inside a live allocation, checked when it writes (``task_write_region``), not when it was
+  queued: memory freed in between, or freed and allocated again smaller at the same address, fails the task.
 """
 
 from __future__ import annotations
@@ -342,16 +347,12 @@ def check_cache_range(addr: int, size: int) -> None:
     region_for(addr, size, "address")
 
 
-def read_bytes(addr: int, size: int) -> bytes:
-    region_for(addr, size, "pointer")  # checked: the whole range is known, live memory
-    return ctypes.string_at(addr, size)
-
-
 class _PointerBuffer:
-    """Exposes a region as a buffer while keeping the region's owner alive."""
+    """Exposes a region as a buffer while keeping the region (and so its bytes) alive: arrays over it pin it."""
 
     def __init__(self, region: Region) -> None:
-        self._keep = region.keep
+        self.region = region
+        self.keep = region.keep  # the owner's count too: a USER region is not swept while a view of it lives
         self.__array_interface__ = {
             "shape": (region.size,),
             "typestr": "|u1",
@@ -367,12 +368,123 @@ def view_array(addr: int, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray
     count = math.prod(shape)  # Python ints: np.prod would wrap a huge shape around to a small size
     nbytes = count * dtype.itemsize
     region = region_for(addr, nbytes, "pointer")
-    view = np.asarray(_PointerBuffer(region))
-    offset = addr - region.addr
     try:
-        out = view[offset : offset + nbytes].view(dtype).reshape(shape)
+        return _view(region, addr, nbytes).view(dtype).reshape(shape)
     except ValueError as exc:  # a shape numpy cannot make: (0, 2**63), more than 64 dimensions
         raise AclError(_INVALID, f"shape {shape}: {exc}") from None
-    if not region.writable:
+
+
+def _view(pin: Region, addr: int, nbytes: int) -> np.ndarray:
+    """``nbytes`` of ``pin`` from ``addr`` as a uint8 array; the array holds the region's bytes (a pin for as
+    long as the array lives), and is read-only where the region is."""
+    offset = addr - pin.addr
+    assert offset >= 0 and offset + nbytes <= pin.size
+    out = np.asarray(_PointerBuffer(pin))[offset : offset + nbytes]
+    if not pin.writable:
         out.flags.writeable = False
     return out
+
+
+# ----- access: every read or write of memory by address goes through here -----
+#
+# Pinning. An access holds the Region it checked (and so ``region.keep``, what owns the bytes) from the check until
+# its last byte is moved: each raw primitive below takes the pinning regions as arguments, so none can run without
+# them. A free that races an access only unregisters the address and returns at once; the bytes are released
+# (unmapped) when the access lets go of its region. So the release waits for the access, the free itself never
+# waits and never fails because of it:
+# - no access touches unmapped memory, and the address cannot be handed out again while an access is on it;
+# - a free cannot deadlock with an access, whatever locks either side holds and whichever thread (a callback, a
+#   finalizer) frees; nothing here holds a lock while bytes move.
+# An access that starts after the free returned finds no region: ACL_ERROR_INVALID_PARAM at a call,
+# ACL_ERROR_RT_DEVICE_MEM_ERROR in a task (``task_write_region``).
+
+
+def _string_at(addr: int, size: int, pin: Region) -> bytes:
+    """The bytes of a range inside ``pin``; ``pin`` is referenced until they are copied out."""
+    assert pin.addr <= addr and addr + size <= pin.end
+    return ctypes.string_at(addr, size)
+
+
+def move(dst: int, src: int, count: int, dst_pin: Region, src_pin: Region) -> None:
+    """memmove between two checked ranges; each pin holds its range's bytes until the move is done."""
+    assert dst_pin.writable and dst_pin.addr <= dst and dst + count <= dst_pin.end
+    assert src_pin.addr <= src and src + count <= src_pin.end
+    if count:
+        ctypes.memmove(dst, src, count)
+
+
+def fill(addr: int, value: int, count: int, pin: Region) -> None:
+    """memset of a checked range; ``pin`` holds its bytes until it is done."""
+    assert pin.writable and pin.addr <= addr and addr + count <= pin.end
+    if count:
+        ctypes.memset(addr, value & 0xFF, count)
+
+
+def _store(addr: int, data: bytes | np.ndarray, pin: Region) -> None:
+    """Write ``data`` (bytes, or a C-contiguous array) at a checked address inside ``pin``."""
+    if isinstance(data, np.ndarray):
+        size, source = data.nbytes, address_of(data)
+    else:
+        size, source = len(data), ctypes.cast(ctypes.c_char_p(data), ctypes.c_void_p).value or 0
+    assert pin.writable and pin.addr <= addr and addr + size <= pin.end
+    if size:
+        ctypes.memmove(addr, source, size)  # ``data`` is referenced by the caller's frame until this returns
+
+
+def read_bytes(addr: int, size: int, what: str = "pointer") -> bytes:
+    """A copy of ``size`` bytes at ``addr`` (known, live memory, pinned while they are read)."""
+    region = region_for(addr, size, what)
+    return _string_at(addr, size, region)
+
+
+def write_bytes(addr: int, data: bytes, what: str) -> None:
+    """Write ``data`` at ``addr`` now (a call's write, such as ``set_input_aipp``): checked, then pinned."""
+    region = region_for(addr, len(data), what, write=True)
+    _store(addr, data, region)
+
+
+def task_write_region(addr: int, size: int, what: str, pinned: Region | None = None) -> Region:
+    """The live allocation a task's write of ``[addr, addr + size)`` lands in, decided when the task writes.
+
+    The one place that decides whether a task may write a range. ``pinned`` is the region checked when the task
+    was queued (kept alive since). A program's own object (USER memory) cannot be freed through the API, so a
+    pinned one takes the write while it holds the range. Otherwise the range must lie inside an allocation that
+    is live now: memory freed since the task was queued, or freed and allocated again smaller at the same
+    address (a data buffer that outlived its memory), is ACL_ERROR_RT_DEVICE_MEM_ERROR, a device fault.
+    """
+    if pinned is not None and pinned.kind is Kind.USER and pinned.addr <= addr and addr + size <= pinned.end:
+        return pinned
+    region = space.find(addr, size)
+    if region is None:
+        if pinned is not None and not space.holds(pinned):
+            detail = f"{pinned.kind.value} memory at {pinned.addr:#x} was freed before the stream reached it"
+        else:
+            detail = f"{size} bytes at {addr:#x} do not fit in a live allocation"
+        raise AclError(AclCode.ACL_ERROR_RT_DEVICE_MEM_ERROR, f"{what}: {detail}")
+    if not region.writable:
+        raise AclError(AclCode.ACL_ERROR_RT_DEVICE_MEM_ERROR, f"{what}: {addr:#x} is read-only memory")
+    return region
+
+
+def task_write(addr: int, data: bytes | np.ndarray, what: str, pinned: Region | None = None) -> None:
+    """A task writes ``data`` at ``addr``: the range is checked against live memory now, and pinned while written."""
+    if isinstance(data, np.ndarray):
+        data = np.ascontiguousarray(data)
+    size = data.nbytes if isinstance(data, np.ndarray) else len(data)
+    region = task_write_region(addr, size, what, pinned)
+    _store(addr, data, region)
+
+
+def check_task_view(view: np.ndarray, what: str) -> None:
+    """A task is about to fill ``view``, an array over memory taken when it was queued (``view_array``): the
+    memory it spans must still be a live allocation (``task_write_region``)."""
+    owner = view.base
+    while isinstance(owner, np.ndarray):
+        owner = owner.base
+    low, high = np.lib.array_utils.byte_bounds(view)
+    task_write_region(low, high - low, what, owner.region if isinstance(owner, _PointerBuffer) else None)
+
+
+def task_view(addr: int, size: int, what: str, pinned: Region | None = None) -> np.ndarray:
+    """A writable uint8 view a task fills (a decoded picture): checked against live memory now; it pins it."""
+    return _view(task_write_region(addr, size, what, pinned), addr, size)
