@@ -73,6 +73,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from openacl import dtypes
+from openacl.atomicfile import replacing
 from openacl.dump import layouts
 from openacl.dump.format import MAPPING_FILE_NAME, sanitize
 from openacl.dump.reader import DumpFile, Names, TensorInfo, find_dump_files, read_dump, read_header
@@ -689,7 +690,7 @@ def write_csv(result: CompareResult, path: str | os.PathLike[str]) -> None:
     Numbers are written with ``repr`` (round-trip exact; ``nan``, ``inf``), ``Shape`` as ``(2,3)`` and
     ``Exceeds`` as ``True``/``False``; fields unknown for a row are empty.
     """
-    with open(path, "w", encoding="utf-8", newline="") as f:
+    with replacing(path, "w", newline="") as f:
         writer = csv.writer(f, lineterminator="\n")
         writer.writerow(CSV_HEADER)
         for index, row in enumerate(result.rows):
