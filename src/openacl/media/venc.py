@@ -31,8 +31,9 @@ Decisions where CANN is silent:
   host memory, a range past its allocation); a buffer freed after that fails each frame with ``RET_BUFFER_FULL``,
   its callback still delivered: no frame loses its callback.
 - The desc setters store any uint32, as ACL's do; ``venc_create_channel`` checks the values the encoder takes
-  (100000): ``key_frame_interval`` and ``src_rate`` up to 2**31 - 1 (0 means 1 frame and 30 fps),
-  ``max_bit_rate`` up to 2147483 kbit/s (2**31 - 1 bit/s), ``rc_mode`` 0, 1 (VBR) or 2 (CBR).
+  (100000): ``key_frame_interval`` and ``src_rate`` up to 2**31 - 1 (an interval of 0 makes every frame a key
+  frame, a rate of 0 is 30 fps), ``max_bit_rate`` up to 2147483 kbit/s (2**31 - 1 bit/s), ``rc_mode`` 0, 1 (VBR)
+  or 2 (CBR).
 - ``venc_destroy_channel`` drops the desc's stored callable, as pyACL's wrapper does.
 """
 
@@ -270,7 +271,7 @@ def create_channel(handle: int) -> None:
         _check_settings(desc)
         try:
             desc.channel = VencChannel(desc)
-        except (av.FFmpegError, ValueError) as exc:
+        except (av.FFmpegError, ValueError, OverflowError) as exc:
             raise AclError(_INVALID, f"venc encoder does not open with these settings: {exc}") from None
 
 
