@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from openacl import acl, ge
+from openacl.atomicfile import write_text
 from openacl.dump.reader import read_dump
 from openacl.model.model import DEMO_MODEL
 
@@ -138,7 +139,7 @@ def stream_callbacks(model_id: int, desc: int, context: int) -> dict:
 
 
 def _dump_config(path: Path, dump_path: Path) -> str:
-    path.write_text(json.dumps({"dump": {"dump_path": str(dump_path), "dump_list": [{"model_name": "tinynet"}]}}))
+    write_text(path, json.dumps({"dump": {"dump_path": str(dump_path), "dump_list": [{"model_name": "tinynet"}]}}))
     return str(path)
 
 

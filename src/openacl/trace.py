@@ -24,12 +24,13 @@ microseconds into integer nanoseconds (Perfetto truncates) keep the nesting exac
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import threading
 import time
 from dataclasses import dataclass, field
+
+from openacl.atomicfile import replacing
 
 now_ns = time.perf_counter_ns
 
@@ -208,18 +209,10 @@ def write(path: str | os.PathLike, rec: Recorder | None = None) -> str:
     if rec is None:
         rec = recorder if recorder is not None else _last
     events = rec.chrome_events() if rec is not None else []
-    directory = os.path.dirname(os.path.abspath(path))
-    tmp = os.path.join(directory, f".{os.path.basename(path)}.{os.getpid()}.{threading.get_ident()}.tmp")
-    try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write('{"traceEvents": [\n')
-            f.write(",\n".join(json.dumps(event, separators=(",", ":")) for event in events))
-            f.write('\n], "displayTimeUnit": "ms"}\n')
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    with replacing(path) as f:
+        f.write('{"traceEvents": [\n')
+        f.write(",\n".join(json.dumps(event, separators=(",", ":")) for event in events))
+        f.write('\n], "displayTimeUnit": "ms"}\n')
     return path
 
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 
 import onnx
 import pytest
@@ -47,3 +50,42 @@ def test_stream_and_type_errors():
     with pytest.raises(TypeError):
         Graph(1)
     assert Graph("empty").name == "empty" and Graph().get_all_nodes() == []
+
+
+# Fills the "disk" for real: RLIMIT_FSIZE makes every write past the limit fail with EFBIG, as ENOSPC does on a
+# full disk, once the interpreter has imported what it needs.
+_DUMP_ON_A_FULL_DISK = """
+import os, resource, signal, sys
+import openacl
+openacl.install()
+from ge.es.all import Relu
+from ge.es.graph_builder import GraphBuilder
+from ge.graph import DumpFormat
+
+b = GraphBuilder("Big")
+x = b.create_input(0, name="x")
+for _ in range(300):
+    x = Relu(x)
+b.set_graph_output(x, 0)
+graph = b.build_and_reset()
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+resource.setrlimit(resource.RLIMIT_FSIZE, (4096, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
+for fmt in (DumpFormat.kOnnx, DumpFormat.kTxt, DumpFormat.kReadable):
+    try:
+        graph.dump_to_file(format=fmt, suffix="full")
+    except RuntimeError as exc:
+        print("refused:", exc)
+"""
+
+
+@pytest.mark.subprocess
+def test_regression_graph_dump_to_file_left_a_truncated_file_when_the_disk_filled(tmp_path):
+    out = tmp_path / "dumps"
+    env = {**os.environ, "DUMP_GRAPH_PATH": str(out)}
+    done = subprocess.run(
+        [sys.executable, "-c", _DUMP_ON_A_FULL_DISK], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("refused: Failed to dump graph Big") == 3, done.stdout + done.stderr
+    assert "File too large" in done.stdout
+    assert sorted(p.name for p in out.iterdir()) == []  # no truncated dump, no temporary file

@@ -234,3 +234,44 @@ def test_encode_refuses_bad_inputs(channel, stream):
     assert M.dvpp_set_pic_desc_format(desc, 1) == 0 and M.dvpp_set_pic_desc_width(desc, 63) == 0
     assert M.dvpp_jpeg_encode_async(channel, desc, out, size_ptr, cfg, stream) == INVALID
     assert acl.rt.synchronize_stream(stream) == 0
+
+
+def two_frame_headers(width: int, height: int, claimed: int) -> bytes:
+    """A JPEG of ``width`` x ``height`` whose first frame header claims ``claimed`` x ``claimed``: the codec obeys
+    the second, the real one."""
+    good = jpeg_bytes(photo(width, height))
+    at = good.index(b"\xff\xc0")
+    length = int.from_bytes(good[at + 2 : at + 4], "big")
+    fake = bytearray(good[at : at + 2 + length])
+    fake[5:9] = claimed.to_bytes(2, "big") * 2
+    return good[:at] + bytes(fake) + good[at:]
+
+
+def test_regression_jpegd_first_frame_header_larger_than_the_decoded_picture_left_stale_bytes(channel, stream, acl_log):
+    data = two_frame_headers(32, 32, 64)
+    assert M.dvpp_jpeg_get_image_info(acl.util.bytes_to_ptr(data), len(data)) == (64, 64, 3, 0)
+    size = 128 * 64 * 3 // 2
+    out, _ = M.dvpp_malloc(size)
+    assert acl.rt.memset(out, size, 0xAB, size) == 0
+    desc = pic(out, size, 1)
+    acl_log.clear()
+    assert M.dvpp_jpeg_decode_async(channel, to_device(data), len(data), desc, stream) == 0
+    assert acl.rt.synchronize_stream(stream) == FAILURE  # not success over a quarter of a picture
+    assert M.dvpp_get_pic_desc_ret_code(desc) == 1
+    assert task_failures(acl_log, "jpeg_decode") == 1
+    assert "frame header says 64x64, its data decodes to 32x32" in "\n".join(errors(acl_log))
+    assert M.dvpp_get_pic_desc_width(desc) == 0  # no geometry written back for a picture that was not
+    stream_still_works(stream)
+
+
+def test_pngd_checks_the_picture_when_its_task_runs(channel, stream, acl_log):
+    out, _ = M.dvpp_malloc(1 << 16)
+    for data, size in [(png_bytes(photo(16, 64)), 1 << 16), (png_bytes(photo(64, 64)), 4096)]:  # too small; no room
+        desc = pic(out, size, 12)
+        acl_log.clear()
+        assert M.dvpp_png_decode_async(channel, to_device(data), len(data), desc, stream) == 0
+        assert acl.rt.synchronize_stream(stream) == INVALID
+        assert task_failures(acl_log, "png_decode") == 1 and M.dvpp_get_pic_desc_ret_code(desc) == 1
+    desc = pic(out, 1 << 16, 1)  # a format PNGD never writes is refused at the call
+    assert M.dvpp_png_decode_async(channel, to_device(png_bytes(photo(64, 64))), 100, desc, stream) == FORMAT
+    stream_still_works(stream)

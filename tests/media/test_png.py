@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 import acl
 from openacl.errors import AclCode
+from openacl.runtime import device as rt_device
+from openacl.runtime.sched.task import work_task
 from tests.media.helpers import M, pic, to_device
 from tests.media.images import photo, png_bytes
 
@@ -42,3 +46,25 @@ def test_png_with_alpha_decodes_to_rgba(channel, stream):
     assert M.dvpp_get_pic_desc_format(desc) == 16
     pixels = np.frombuffer(acl.util.ptr_to_bytes(out, size), np.uint8).reshape(32, 256)[:, :160]
     assert np.array_equal(pixels.reshape(32, 40, 4), rgba)
+
+
+def test_regression_pngd_decoded_a_queued_picture_with_the_previous_pictures_geometry(channel, stream):
+    first, second = photo(64, 32, seed=1), photo(32, 64, seed=2)  # same pixel count, same output size
+    first_png, second_png = png_bytes(first), png_bytes(second)
+    capacity = max(len(first_png), len(second_png))
+    dev, _ = M.dvpp_malloc(capacity)  # one input buffer, reused as acllite reuses its own
+    assert acl.rt.memcpy(dev, len(first_png), acl.util.bytes_to_ptr(first_png), len(first_png), 1) == 0
+    size = 256 * 32  # align128(64 * 3) x align16(32) == align128(32 * 3) x align16(64)
+    out, _ = M.dvpp_malloc(size)
+    desc = pic(out, size, 12)
+    gate = threading.Event()
+    rt_device.resolve(stream).enqueue(work_task("gate", gate.wait))
+    src = acl.util.bytes_to_ptr(second_png)
+    assert acl.rt.memcpy_async(dev, len(second_png), src, len(second_png), 1, stream) == 0  # arrives later
+    assert M.dvpp_png_decode_async(channel, dev, len(second_png), desc, stream) == 0
+    gate.set()
+    assert acl.rt.synchronize_stream(stream) == 0
+    geometry = [getattr(M, f"dvpp_get_pic_desc_{name}")(desc) for name in ("width", "height", "width_stride")]
+    assert geometry == [32, 64, 128]
+    pixels = np.frombuffer(acl.util.ptr_to_bytes(out, 128 * 64), np.uint8).reshape(64, 128)[:, :96]
+    assert np.array_equal(pixels.reshape(64, 32, 3), second)

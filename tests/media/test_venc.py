@@ -253,3 +253,95 @@ def test_payloads_go_into_the_users_buffer_when_buf_addr_is_set_and_oversize_one
     assert encoder.send(frames[0], 4) == SUCCESS
     assert encoder.close() == SUCCESS
     assert (encoder.calls[4]["ret"], encoder.calls[4]["size"]) == (venc.RET_BUFFER_FULL, 0)
+
+
+def _desc_ready_to_create(thread: ReportThread) -> int:
+    desc = M.venc_create_channel_desc()
+    M.venc_set_channel_desc_thread_id(desc, thread.tid)
+    M.venc_set_channel_desc_callback(desc, lambda *a: None)
+    M.venc_set_channel_desc_entype(desc, 1)
+    M.venc_set_channel_desc_pic_width(desc, 128)
+    M.venc_set_channel_desc_pic_height(desc, 128)
+    return desc
+
+
+BOUNDARY_VALUES = [0, -1, 2**31, 2**32, 2**63, 2**64]
+
+
+@pytest.mark.parametrize("setting", ["key_frame_interval", "src_rate"])
+def test_regression_venc_key_frame_interval_or_src_rate_past_int32_was_an_internal_error(ctx, setting, caplog):
+    thread = ReportThread(ctx)
+    desc = _desc_ready_to_create(thread)
+    setter = getattr(M, f"venc_set_channel_desc_{setting}")
+    for value in [2**31, 2**32 - 1, -1]:  # -1 is 2**32 - 1 for the "I" parse, as in pyACL
+        caplog.clear()
+        assert setter(desc, value) == SUCCESS  # the setter stores any uint32, as ACL's does
+        assert M.venc_create_channel(desc) == INVALID
+        assert f"venc {setting} {value & 0xFFFFFFFF} is not in 0..{2**31 - 1}" in caplog.text
+        assert "Traceback" not in caplog.text
+    assert setter(desc, 2**31 - 1) == SUCCESS  # the largest the encoder takes still opens
+    assert M.venc_create_channel(desc) == SUCCESS
+    assert M.venc_destroy_channel(desc) == SUCCESS
+    assert M.venc_destroy_channel_desc(desc) == SUCCESS
+    thread.close()
+
+
+@pytest.mark.parametrize(
+    "setting", ["key_frame_interval", "src_rate", "max_bit_rate", "rc_mode", "buf_size", "pic_width", "pic_height"]
+)
+def test_every_venc_integer_setting_at_the_boundaries_is_success_or_invalid_param(ctx, setting):
+    thread = ReportThread(ctx)
+    for value in BOUNDARY_VALUES:
+        desc = _desc_ready_to_create(thread)
+        assert getattr(M, f"venc_set_channel_desc_{setting}")(desc, value) == SUCCESS
+        ret = M.venc_create_channel(desc)
+        assert ret in (SUCCESS, INVALID), (value, ret)
+        if ret == SUCCESS:
+            assert M.venc_destroy_channel(desc) == SUCCESS
+        assert M.venc_destroy_channel_desc(desc) == SUCCESS
+    thread.close()
+
+
+def test_venc_rc_mode_and_max_bit_rate_outside_what_the_encoder_takes_are_refused_at_create(ctx):
+    thread = ReportThread(ctx)
+    desc = _desc_ready_to_create(thread)
+    M.venc_set_channel_desc_rc_mode(desc, 3)
+    assert M.venc_create_channel(desc) == INVALID
+    M.venc_set_channel_desc_rc_mode(desc, 2)
+    M.venc_set_channel_desc_max_bit_rate(desc, (2**31 - 1) // 1000 + 1)
+    assert M.venc_create_channel(desc) == INVALID
+    M.venc_set_channel_desc_max_bit_rate(desc, 2000)
+    assert M.venc_create_channel(desc) == SUCCESS
+    assert M.venc_destroy_channel(desc) == SUCCESS
+    assert M.venc_destroy_channel_desc(desc) == SUCCESS
+    thread.close()
+
+
+def test_regression_venc_buf_addr_in_read_only_memory_lost_every_callback(ctx, caplog):
+    frozen = np.zeros(1 << 16, np.uint8)
+    frozen.flags.writeable = False
+    encoder = Encoder(ctx, 1, 128, 128)
+    assert encoder.close() == SUCCESS
+    encoder.thread = ReportThread(ctx)
+    M.venc_set_channel_desc_thread_id(encoder.desc, encoder.thread.tid)
+    M.venc_set_channel_desc_callback(encoder.desc, encoder.callback)
+    with pytest.warns(Warning):  # numpy_to_ptr is deprecated, and the way to lend read-only memory
+        frozen_ptr = acl.util.numpy_to_ptr(frozen)
+    assert M.venc_set_channel_desc_buf_addr(encoder.desc, frozen_ptr) == SUCCESS
+    assert M.venc_set_channel_desc_buf_size(encoder.desc, frozen.nbytes) == SUCCESS
+    caplog.clear()
+    assert M.venc_create_channel(encoder.desc) == INVALID  # refused before any frame is sent
+    assert "read-only memory" in caplog.text
+    small, _ = M.dvpp_malloc(1 << 10)
+    M.venc_set_channel_desc_buf_addr(encoder.desc, small)
+    assert M.venc_create_channel(encoder.desc) == INVALID  # buf_size reaches past the allocation
+    M.venc_set_channel_desc_buf_size(encoder.desc, 1 << 10)
+    assert M.venc_create_channel(encoder.desc) == SUCCESS
+    assert M.dvpp_free(small) == SUCCESS  # freed under the channel: every frame still gets its callback
+    for index, frame in enumerate(source_frames(3, 128, 128)):
+        assert encoder.send(frame, index) == SUCCESS
+    assert encoder.eos() == SUCCESS
+    assert [(c["user_data"], c["ret"], c["size"]) for c in encoder.calls] == [
+        (i, venc.RET_BUFFER_FULL, 0) for i in range(3)
+    ]
+    assert encoder.close() == SUCCESS

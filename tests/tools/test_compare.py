@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import csv
 import math
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -462,3 +464,31 @@ def test_render_limit_keeps_the_first_divergence_visible(tmp_path, x):
     assert "Relu.r0 " not in text
     assert "of 80; the CSV has them all" in text
     assert "Relu.r39" in _rendered(result, limit=None)
+
+
+# RLIMIT_FSIZE fails every write past the limit with EFBIG, as a full disk fails them with ENOSPC.
+_CSV_ON_A_FULL_DISK = """
+import resource, signal, sys
+from openacl.tools import compare as cmp
+
+row = cmp.TensorComparison("Conv2D", "layer/conv", "output.0", (1, 64), "float32", 0.5, 0.25, 0.99)
+result = cmp.CompareResult([row] * 2000, None, [], [])
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+resource.setrlimit(resource.RLIMIT_FSIZE, (4096, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
+try:
+    cmp.write_csv(result, sys.argv[1])
+except OSError as exc:
+    print("refused:", exc.strerror)
+"""
+
+
+@pytest.mark.subprocess
+def test_regression_compare_csv_left_a_truncated_file_when_the_disk_filled(tmp_path):
+    out = tmp_path / "result.csv"
+    out.write_text("the previous result\n")
+    done = subprocess.run(
+        [sys.executable, "-c", _CSV_ON_A_FULL_DISK, str(out)], capture_output=True, text=True, timeout=300
+    )
+    assert done.stdout.strip() == "refused: File too large", done.stdout + done.stderr
+    assert out.read_text() == "the previous result\n"  # the old file, whole; no temporary file beside it
+    assert [p.name for p in tmp_path.iterdir()] == ["result.csv"]

@@ -3,7 +3,8 @@
 Node types stay GE's (a dump shows the graph the user built, before lowering). Files go to the directory GE
 uses: ``$DUMP_GRAPH_PATH``, else ``$NPU_COLLECT_PATH``, else the working directory, named as GE names them:
 ``ge_onnx_<8-digit counter>_graph_<graph id>_<suffix>.pbtxt``, ``ge_proto_<counter>_<suffix>.txt`` and
-``ge_readable_<counter>_<suffix>.txt``. The counter is per process and starts at 0.
+``ge_readable_<counter>_<suffix>.txt``. The counter is per process and starts at 0. A dump is complete or absent
+(``atomicfile``): a disk that fills up mid-write leaves no truncated file under the dump's name.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import onnx
 from google.protobuf import text_format
 from onnx import helper, numpy_helper
 
+from openacl.atomicfile import write_text
 from openacl.graph_engine.graph import Graph, Node
 
 __all__ = ["dump_dir", "dump_to_file", "onnx_model", "proto_text", "readable_text"]
@@ -40,13 +42,13 @@ def dump_to_file(graph: Graph, kind: str, suffix: str, graph_id: int = 0) -> Pat
     directory.mkdir(parents=True, exist_ok=True)
     if kind == ONNX:
         path = directory / f"ge_onnx_{index:08d}_graph_{graph_id}_{suffix}.pbtxt"
-        path.write_text(text_format.MessageToString(onnx_model(graph)))
+        write_text(path, text_format.MessageToString(onnx_model(graph)))
     elif kind == TXT:
         path = directory / f"ge_proto_{index:08d}_{suffix}.txt"
-        path.write_text(proto_text(graph))
+        write_text(path, proto_text(graph))
     elif kind == READABLE:
         path = directory / f"ge_readable_{index:08d}_{suffix}.txt"
-        path.write_text(readable_text(graph))
+        write_text(path, readable_text(graph))
     else:
         raise ValueError(f"unknown dump kind {kind!r}")
     return path

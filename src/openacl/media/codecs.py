@@ -154,11 +154,21 @@ def _resample_chroma(plane: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
     return np.asarray(Image.fromarray(np.ascontiguousarray(plane)).resize((shape[1], shape[0]), method))
 
 
+def _check_decoded(info: JpegInfo, width: int, height: int) -> None:
+    """The picture a codec decoded has the geometry the header walk found (data with a second frame header,
+    which a codec obeys, does not): anything else would leave part of the output unwritten."""
+    if (width, height) != (info.width, info.height):
+        raise AclError(
+            BAD_DATA, f"JPEG frame header says {info.width}x{info.height}, its data decodes to {width}x{height}"
+        )
+
+
 def decode_jpeg(data: bytes, info: JpegInfo, width: int, height: int, sub: tuple[int, int]) -> Planes:
     """The top-left ``width`` x ``height`` pixels of the JPEG, chroma at ``sub`` (None for gray)."""
     if info.orientation != 1:
         return _decode_upright(data, info, width, height, sub)
     frame = _av_frame(data)
+    _check_decoded(info, frame.width, frame.height)
     name = frame.format.name
     if name.startswith("gray"):
         return Planes(_plane(frame, 0, height, width), None, None, sub)
@@ -173,6 +183,7 @@ def decode_jpeg(data: bytes, info: JpegInfo, width: int, height: int, sub: tuple
 
 def _decode_upright(data: bytes, info: JpegInfo, width: int, height: int, sub: tuple[int, int]) -> Planes:
     image = ImageOps.exif_transpose(_load(data, "JPEG"))
+    _check_decoded(info, *image.size)
     if image.mode == "L":
         return Planes(np.asarray(image)[:height, :width], None, None, sub)
     if image.mode != "YCbCr":
@@ -231,7 +242,9 @@ def png_info(data: bytes) -> PngInfo:
     return PngInfo(width, height, components, alpha)
 
 
-def decode_png(data: bytes, alpha: bool) -> np.ndarray:
-    """The PNG as (h, w, 3) RGB or (h, w, 4) RGBA, 8 bits a sample."""
+def decode_png(data: bytes, info: PngInfo, alpha: bool) -> np.ndarray:
+    """The PNG as (h, w, 3) RGB or (h, w, 4) RGBA, 8 bits a sample, of the size its header says."""
     image = _load(data, "PNG")
+    if image.size != (info.width, info.height):
+        raise AclError(BAD_DATA, f"PNG header says {info.width}x{info.height}, its data decodes to {image.size}")
     return np.asarray(image.convert("RGBA" if alpha else "RGB"))

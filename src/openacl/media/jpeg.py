@@ -12,8 +12,11 @@ Decisions where CANN is silent:
   on the 310P sets 128-aligned ones), and writes width, height, strides and format back into the output desc.
   Odd sizes are rounded down to even in the subsampled axes.
 - Entropy data that does not decode (a truncated or corrupt file) fails the task (ret_code 1, sync 500001).
-- JPEGE writes the encoded length into the uint32 at ``size_ptr`` when the task runs; an encoded picture longer
-  than the buffer fails the task and leaves the length unchanged.
+- The picture a codec decodes must have the geometry of the first frame header (a second frame header, which the
+  codec obeys, would leave part of the output unwritten): otherwise the task fails (ret_code 1, sync 500001).
+- JPEGE reads the picture when the task runs and writes the encoded length into the uint32 at ``size_ptr`` then;
+  the buffer size held there is a host-side argument, read at the call as ACL reads it. An encoded picture
+  longer than the buffer fails the task and leaves the length unchanged.
 """
 
 from __future__ import annotations

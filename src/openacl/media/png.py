@@ -4,6 +4,11 @@ The 310P has no PNG decoder (ACL: ``ACL_ERROR_FEATURE_UNSUPPORTED``). Decisions 
 Python API: PNGD writes ``width_stride = align128(width * bytes_per_pixel)`` and ``height_stride = align16(height)``
 (sizes predicted the same way), takes pictures of 32x32..4096x4096, writes RGB888 for ``PIXEL_FORMAT_UNKNOWN``
 unless the PNG has alpha (then RGBA8888), and writes the geometry back into the output desc.
+
+The decode call checks the channel, the memory ranges and the output desc's format; the PNG is device memory
+(perhaps filled by a copy still queued on the stream), so its header, like its pixels, is read when the task runs:
+a picture outside 32..4096 a side, or an output desc too small for it, fails the task with that code
+(``ret_code`` 1), as does data that does not decode to the size its header says (500001).
 """
 
 from __future__ import annotations
@@ -48,23 +53,32 @@ def predict_dec_size(ptr: int, size: int, out_fmt: int) -> int:
 
 
 def decode_async(channel: int, ptr: int, size: int, out_pic: int, stream_handle: int) -> None:
+    """Checks the channel, memory and output desc now; the PNG, header and pixels, is read when the task runs
+    (the data is device memory, filled by copies that may still be queued on the stream)."""
     _supported()
     _descs.channel(channel, ChannelMode.PNGD)
     stream = tasks.stream_for(stream_handle)
     if ptr == 0 or size == 0:
         raise AclError(INVALID, f"PNG data {ptr:#x} of {size} bytes")
     data_view = memory_view(ptr, size, "PNG data", write=False)
-    info = codecs.png_info(bytes(data_view))
     desc = pic_desc(out_pic, "output")
-    fmt, ws, hs = _geometry(info, desc.format)
-    if desc.size < ws * hs:
-        raise AclError(INVALID, f"output size {desc.size} is less than the {ws * hs} bytes PNGD writes")
-    out = memory_view(desc.data, ws * hs, "output picture", write=True).reshape(hs, ws)
-    bpp = _BPP[fmt]
+    requested = desc.format
+    if requested != PixelFormat.UNKNOWN and requested not in _BPP:
+        raise AclError(FORMAT, f"PNGD does not write pixel format {requested}")
+    if desc.size == 0:
+        raise AclError(INVALID, "output pic desc size is 0")
+    out = memory_view(desc.data, desc.size, "output picture", write=True)
 
     def work() -> None:
-        pixels = codecs.decode_png(bytes(data_view), alpha=bpp == 4)
-        out[: info.height, : info.width * bpp] = pixels.reshape(info.height, info.width * bpp)
+        data = bytes(data_view)
+        info = codecs.png_info(data)
+        fmt, ws, hs = _geometry(info, requested)
+        if out.size < ws * hs:
+            raise AclError(INVALID, f"output size {out.size} is less than the {ws * hs} bytes PNGD writes")
+        bpp = _BPP[fmt]
+        pixels = codecs.decode_png(data, info, alpha=bpp == 4)
+        rows = out[: ws * hs].reshape(hs, ws)
+        rows[: info.height, : info.width * bpp] = pixels.reshape(info.height, info.width * bpp)
         desc.width, desc.height, desc.width_stride, desc.height_stride, desc.format = (
             info.width,
             info.height,

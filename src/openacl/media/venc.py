@@ -27,6 +27,13 @@ Decisions where CANN is silent:
 - Picture size: 128..1920 a side on the 310 rules, 128..4096 on the 310P rules, both even.
 - Output memory: without ``buf_addr`` each payload is put in device memory of its own, freed after its callback;
   with ``buf_addr`` (and ``buf_size``) every payload is written there, so it is valid until the next callback.
+  ``venc_create_channel`` refuses (100000) a ``buf_addr`` whose ``buf_size`` bytes are not writable memory (read-only
+  host memory, a range past its allocation); a buffer freed after that fails each frame with ``RET_BUFFER_FULL``,
+  its callback still delivered: no frame loses its callback.
+- The desc setters store any uint32, as ACL's do; ``venc_create_channel`` checks the values the encoder takes
+  (100000): ``key_frame_interval`` and ``src_rate`` up to 2**31 - 1 (an interval of 0 makes every frame a key
+  frame, a rate of 0 is 30 fps), ``max_bit_rate`` up to 2147483 kbit/s (2**31 - 1 bit/s), ``rc_mode`` 0, 1 (VBR)
+  or 2 (CBR).
 - ``venc_destroy_channel`` drops the desc's stored callable, as pyACL's wrapper does.
 """
 
@@ -64,6 +71,10 @@ _PROFILES = {
     StreamFormat.H264_HIGH_LEVEL: "high",
 }
 RC_CBR = 2
+RC_MODES = (0, 1, RC_CBR)
+INT32_MAX = (1 << 31) - 1
+# The uint32 settings the encoder reads as C ints (bit/s for max_bit_rate, which is in kbit/s): checked at create.
+_SETTING_MAX = {"key_frame_interval": INT32_MAX, "src_rate": INT32_MAX, "max_bit_rate": INT32_MAX // 1000}
 
 
 @dataclass(eq=False)
@@ -255,14 +266,29 @@ def create_channel(handle: int) -> None:
             raise AclError(_INVALID, "venc_create_channel needs a callback (venc_set_channel_desc_callback)")
         if desc.thread_id == 0:
             raise AclError(_INVALID, "venc_create_channel needs the callback thread id (set_channel_desc_thread_id)")
-        side = max_side()
-        for name, value in (("width", desc.pic_width), ("height", desc.pic_height)):
-            if not PIC_MIN <= value <= side or value % 2:
-                raise AclError(_INVALID, f"venc picture {name} {value} is not an even number in {PIC_MIN}..{side}")
+        _check_settings(desc)
         try:
             desc.channel = VencChannel(desc)
-        except (av.FFmpegError, ValueError) as exc:
+        except (av.FFmpegError, ValueError, OverflowError) as exc:
             raise AclError(_INVALID, f"venc encoder does not open with these settings: {exc}") from None
+
+
+def _check_settings(desc: VencChannelDesc) -> None:
+    """What the setters stored, checked before the encoder sees it: every value out of range is 100000."""
+    side = max_side()
+    for name, value in (("width", desc.pic_width), ("height", desc.pic_height)):
+        if not PIC_MIN <= value <= side or value % 2:
+            raise AclError(_INVALID, f"venc picture {name} {value} is not an even number in {PIC_MIN}..{side}")
+    for name, most in _SETTING_MAX.items():
+        value = getattr(desc, name)
+        if not 0 <= value <= most:
+            raise AclError(_INVALID, f"venc {name} {value} is not in 0..{most}")
+    if desc.rc_mode not in RC_MODES:
+        raise AclError(_INVALID, f"venc rc_mode {desc.rc_mode} is not 0, 1 (VBR) or 2 (CBR)")
+    if desc.buf_addr:
+        # Every payload is written there on the callback thread: memory that cannot take buf_size bytes is
+        # refused now, not found out frame by frame.
+        _memory.region_for(desc.buf_addr, max(desc.buf_size, 1), "venc output buffer (buf_addr)", write=True)
 
 
 def _live_channel(handle: int) -> VencChannel:

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from openacl.atomicfile import replacing, write_text
 from openacl.dump.format import MAX_NAME_BYTES
 from openacl.dump.reader import FAILED_LIST_NAME, DumpFormatError, Names, find_dump_files, read_dump
 
@@ -42,8 +43,7 @@ class ParseResult:
 
 
 def _save(path: pathlib.Path, write: Callable[[object], None]) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with open(fd, "wb") as f:
+    with replacing(path, "wb", permissions=0o600) as f:
         write(f)
 
 
@@ -120,5 +120,5 @@ def parse_dumps(
         if progress is not None:
             progress(done, total)
     if result.failed:
-        failed_list.write_text("".join(f"{path}\n" for path, _ in result.failed), encoding="utf-8")
+        write_text(failed_list, "".join(f"{path}\n" for path, _ in result.failed))
     return result

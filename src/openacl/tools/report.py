@@ -10,6 +10,7 @@ import csv
 import math
 import os
 
+from openacl.atomicfile import replacing
 from openacl.tools.compare import CompareResult
 from openacl.tools.metrics import shape_text
 from openacl.tools.pairing import STATS_REASON
@@ -41,7 +42,7 @@ def write_csv(result: CompareResult, path: str | os.PathLike[str]) -> None:
     Numbers are written with ``repr`` (round-trip exact; ``nan``, ``inf``), ``Shape`` as ``(2,3)`` and
     ``Exceeds`` as ``True``/``False``; fields unknown for a row are empty.
     """
-    with open(path, "w", encoding="utf-8", newline="") as f:
+    with replacing(path, "w", newline="") as f:
         writer = csv.writer(f, lineterminator="\n")
         writer.writerow(CSV_HEADER)
         for index, row in enumerate(result.rows):
