@@ -13,6 +13,7 @@ import acl
 from openacl.errors import AclCode
 from openacl.runtime import device as rt_device
 from openacl.runtime.sched.task import work_task
+from tests.conftest import hold_stream
 from tests.media.helpers import M, nv12_pic, pic, planes_of, read_nv12, to_device, write_nv12
 from tests.media.images import jpeg_bytes, photo
 
@@ -59,11 +60,13 @@ def decode(channel, stream, data: bytes, fmt: int = 1, size: int | None = None):
     return desc
 
 
-def test_decode_rounds_odd_sizes_down_and_writes_the_geometry_back(channel, stream):
+def test_decode_rounds_odd_sizes_down_and_writes_the_geometry_back(channel, stream, gate):
     rgb = photo(641, 479)
     data = jpeg_bytes(rgb)
+    hold_stream(stream, gate)  # the stream cannot reach the decode before the first assert, however loaded the host
     desc = decode(channel, stream, data)
     assert M.dvpp_get_pic_desc_width(desc) == 0  # nothing is written before the task runs
+    gate.set()
     assert acl.rt.synchronize_stream(stream) == 0
     assert (M.dvpp_get_pic_desc_width(desc), M.dvpp_get_pic_desc_height(desc)) == (640, 478)
     assert (M.dvpp_get_pic_desc_width_stride(desc), M.dvpp_get_pic_desc_height_stride(desc)) == (768, 480)
