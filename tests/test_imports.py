@@ -12,7 +12,18 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "openacl"
 
 # Floors of the house plan (ARCHITECTURE.md), lowest first; a module may import only its own floor or below.
 FLOORS: list[tuple[int, tuple[str, ...]]] = [
-    (1, ("openacl.errors", "openacl.log", "openacl.dtypes", "openacl.jsonfile", "openacl.trace", "openacl.onnxrt")),
+    (
+        1,
+        (
+            "openacl.errors",
+            "openacl.log",
+            "openacl.dtypes",
+            "openacl.jsonfile",
+            "openacl.trace",
+            "openacl.onnxrt",
+            "openacl.atfork",
+        ),
+    ),
     (2, ("openacl.runtime",)),
     (3, ("openacl.dump", "openacl.op", "openacl.media")),
     (4, ("openacl.model", "openacl.ge")),

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import itertools
 import os
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -19,13 +18,14 @@ import onnx
 from google.protobuf import text_format
 from onnx import helper, numpy_helper
 
+from openacl import atfork
 from openacl.ge.graph import Graph, Node
 
 __all__ = ["dump_dir", "dump_to_file", "onnx_model", "proto_text", "readable_text"]
 
 ONNX, TXT, READABLE = "onnx", "txt", "readable"
 _counter = itertools.count()
-_counter_lock = threading.Lock()
+_counter_lock = atfork.lock()
 
 
 def dump_dir() -> Path:
