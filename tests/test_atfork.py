@@ -226,16 +226,18 @@ def test_a_child_forked_while_other_threads_hold_every_lock_makes_progress(busy_
 def test_regression_a_forked_child_hung_destroying_an_onnxruntime_session_it_inherited(ctx):
     """A model unloaded in the parent whose session was still garbage (or any session the child dropped) was
     destroyed in the child, which joined onnxruntime's pool threads that only the parent has: the child hung. A
-    child never destroys a session it inherits."""
+    child never destroys a session it inherits, even after it forks in turn."""
     model_id, ret = acl.mdl.load_from_file(str(DEMO_MODEL))
     assert ret == SUCCESS
 
     def child() -> str:
         ret = acl.mdl.unload(model_id)  # the child's copy of the model and its session let go
         gc.collect()
-        return f"unload={ret}"
+        grandchild = in_child(lambda: "ok")  # and the child forks in turn: its own fork lets go of nothing either
+        gc.collect()
+        return f"unload={ret} grandchild={grandchild}"
 
     try:
-        assert in_child(child) == "unload=0"
+        assert in_child(child) == "unload=0 grandchild=ok"
     finally:
         acl.mdl.unload(model_id)

@@ -4,11 +4,12 @@
 held for ever in the child, and a thread that served a queue is gone. So openacl makes no lock with ``threading``
 directly: it asks this module (``lock``, ``rlock``, ``condition``, ``event``), which remembers each one; and whatever
 keeps a thread or a queue registers the function that renews it in a child (``register`` for an object,
-``at_child`` for a module's own state). ``process.py``'s one at-fork hook calls ``reinit_primitives`` first, then
+``at_child`` for a module's own state). ``process.py``'s one at-fork hook calls ``after_fork_in_child`` first, then
 ``renew_all()`` (fresh queues, the parent's threads forgotten, before anything in the child logs or fails a task),
 mends the scheduler, and last ``renew_all(late=True)`` (renewals that use the runtime, once its LOCK is released).
 An object whose destruction would wait for the parent's threads (an onnxruntime session joins its thread pool) is
-made ``outlive_fork``: a child never destroys the ones it inherits, not even as garbage that was already unreachable.
+made ``outlive_fork``: a child never destroys the ones it inherits, not even as garbage that was already unreachable,
+nor after it forks in turn.
 ``tests/test_atfork.py`` walks the package for locks, threads and queues made any other way.
 
 Invariant: every primitive made here is free in a forked child, whichever thread held it at the fork. What it
@@ -30,10 +31,11 @@ _primitives: weakref.WeakSet = weakref.WeakSet()
 # Objects with threads or queues -> how to renew them; a module's own state: its renewals, in registration order.
 _owners: weakref.WeakKeyDictionary[object, Callable] = weakref.WeakKeyDictionary()
 _module_renewals: list[tuple[Callable[[], None], bool]] = []  # (renew, late)
-# Objects a forked child must never destroy; ``_held`` holds them strongly from just before a fork: in the parent
-# until the fork returns, in the child for ever (its memory is the parent's pages, shared until written).
+# Objects a forked child must never destroy; ``_held`` holds them strongly from just before a fork until it returns,
+# and a child moves them to ``_inherited``, for ever (its memory is the parent's pages, shared until written).
 _undying: weakref.WeakSet = weakref.WeakSet()
 _held: list[object] = []
+_inherited: list[object] = []
 
 
 def _made(primitive: T) -> T:
@@ -91,9 +93,11 @@ def after_fork_in_parent() -> None:
     _held.clear()
 
 
-def reinit_primitives() -> None:
-    """In a forked child, first: every lock, condition and event made here is free (conditions lose their
-    waiters, which were the parent's threads)."""
+def after_fork_in_child() -> None:
+    """In a forked child, first: the ``outlive_fork`` objects are kept for ever, and every lock, condition and
+    event made here is free (conditions lose their waiters, which were the parent's threads)."""
+    _inherited.extend(_held)
+    _held.clear()
     for primitive in list(_primitives):
         primitive._at_fork_reinit()
 

@@ -162,7 +162,7 @@ def _after_fork_in_parent() -> None:
 
 
 def _after_fork_in_child() -> None:
-    atfork.reinit_primitives()  # every lock of ours is free: the threads that held them are not in the child
+    atfork.after_fork_in_child()  # every lock of ours is free: the threads that held them are not in the child
     atfork.renew_all()  # fresh queues, the parent's threads forgotten (engines, log and dump writers, ...)
     _lock.reinit_after_fork()
     _lock.LOCK.acquire()  # held while the child's tables are mended, as in the parent around fork()

@@ -125,6 +125,6 @@ def start_thread_locked(thread: threading.Thread) -> None:
 
 
 def reinit_after_fork() -> None:
-    """In a forked child, after ``atfork.reinit_primitives`` freed LOCK: the lists were the parent's holder's."""
+    """In a forked child, after ``atfork.after_fork_in_child`` freed LOCK: the lists were the parent's holder's."""
     _soon.clear()
     _deferred.clear()
