@@ -10,16 +10,18 @@ import os
 import pkgutil
 import queue
 import threading
+import weakref
 from collections import deque
 from concurrent.futures import Executor
 from pathlib import Path
 from types import ModuleType
 
+import numpy as np
 import pytest
 
 import acl
 import openacl
-from openacl import atfork
+from openacl import atfork, ge
 from openacl.model.model import DEMO_MODEL
 from openacl.runtime.sched import lock as sched_lock
 from tests.forking import held, in_child
@@ -66,11 +68,11 @@ class Walk:
             return
         if depth > 12 or id(obj) in self._seen:
             return
-        if isinstance(obj, dict):
+        if isinstance(obj, (dict, weakref.WeakValueDictionary)):
             self._seen.add(id(obj))
             for key, value in list(obj.items()):
                 self._visit(value, f"{path}[{key!r}]", owners, depth + 1)
-        elif isinstance(obj, CONTAINERS):
+        elif isinstance(obj, (*CONTAINERS, weakref.WeakSet)):
             self._seen.add(id(obj))
             for i, value in enumerate(list(obj)):
                 self._visit(value, f"{path}[{i}]", owners, depth + 1)
@@ -94,7 +96,7 @@ class Walk:
 @pytest.fixture
 def busy_runtime(ctx, stream):
     """A runtime with its threads and queues in use: engine workers, the exception-info callback's thread, a
-    subscription, a util thread, a loaded model."""
+    subscription, a util thread, a loaded model, a GE session's asynchronous worker."""
     src, _ = acl.rt.malloc_host(64)
     dst, _ = acl.rt.malloc(64, 0)
     assert acl.rt.memcpy_async(dst, 64, src, 64, 1, stream) == SUCCESS
@@ -106,7 +108,14 @@ def busy_runtime(ctx, stream):
     assert acl.rt.subscribe_report(tid, stream) == SUCCESS
     model_id, ret = acl.mdl.load_from_file(str(DEMO_MODEL))
     assert ret == SUCCESS
+    assert ge.ge_initialize() == SUCCESS
+    session, graph, ran = ge.Session(), ge.Graph("g"), threading.Event()
+    graph.set_outputs([graph.op("Relu", [graph.data("x", index=0, shape=[2], dtype="float32")])])
+    assert session.add_graph(1, graph) == SUCCESS
+    assert session.run_graph_async(1, [np.ones(2, np.float32)], lambda code, outputs: ran.set()) == SUCCESS
+    assert ran.wait(30)
     yield stream
+    assert ge.ge_finalize() == SUCCESS
     acl.mdl.unload(model_id)
     assert acl.rt.unsubscribe_report(tid, stream) == SUCCESS
     stop.set()
@@ -119,7 +128,9 @@ def test_every_lock_thread_and_queue_in_the_package_is_renewed_at_fork(busy_runt
     a forked child); each thread, queue and executor belongs to an object or module with a renewal."""
     walk = Walk()
     assert len(walk.locks) > 20 and walk.renewed, "the walk found next to nothing: it is broken"
-    assert any(path.endswith("_deliverer.thread") for path, _, _ in walk.renewed.values())
+    found = [path for path, _, _ in walk.renewed.values()]
+    for owner in ("_deliverer.thread", "_writer._queue", "engine._queue", "._worker._thread", "subscription.queue"):
+        assert any(path.endswith(owner) for path in found), f"the walk did not reach {owner}: {found}"
     made_elsewhere = sorted(path for path, lock in walk.locks.values() if not atfork.is_fork_safe(lock))
     assert not made_elsewhere, f"locks not made by openacl.atfork (held for ever in a forked child): {made_elsewhere}"
     unrenewed = sorted(path for path, _, covered in walk.renewed.values() if not covered)
