@@ -86,7 +86,8 @@ def outlive_fork(obj: T) -> T:
 def before_fork() -> None:
     """Just before ``fork()``: hold every ``outlive_fork`` object, so that none dies in the child (a collection
     can run there before any other hook)."""
-    _held[:] = list(_undying)
+    # Iterating the WeakSet would let another thread add to it meanwhile; copying its set of references does not.
+    _held[:] = [obj for ref in list(_undying.data) if (obj := ref()) is not None]
 
 
 def after_fork_in_parent() -> None:
