@@ -22,11 +22,13 @@ later ``__del__`` may still free. Stream work submitted after the hook gets ``AC
 (107022).
 
 Fork (the one at-fork hook): the scheduling LOCK is taken around ``fork()`` so the child never inherits it
-half-changed. In the child, every lock, condition and event of the package is free (``atfork``: none is made
-any other way), the engines forget the parent's worker threads (a WORK task one of them was running fails in
-the child with 107022) and stream work runs on the child's own workers; then, with LOCK released, every
-registered thread and queue is renewed: the exception-info callback reaches the child's failures, the stdout
-log writer and the dump thread start afresh and do not deliver the parent's pending lines and files again.
+half-changed. In the child, first, every lock, condition and event of the package is free (``atfork``: none is
+made any other way) and every registered thread and queue is renewed: the engines forget the parent's workers,
+the exception-info callback gets a thread of the child's, the stdout log writer and the dump thread start afresh
+without the parent's pending lines and files. Then the scheduler is mended under LOCK (a WORK task a parent's
+worker was running fails with 107022; stream work runs on the child's own workers), and last, with LOCK
+released, the renewals that use the runtime run (callbacks only the parent's other threads could run are
+dropped with one warning). No onnxruntime session the child inherits is ever destroyed there.
 """
 
 from __future__ import annotations
