@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import logging
+import os
 
 import pytest
 
 import acl
 from openacl import log
+from tests.forking import held, in_child
 
 
 @pytest.mark.parametrize(
@@ -53,3 +55,22 @@ def test_each_returned_error_is_logged_once(acl_log):
     assert acl.rt.free(12345) == 100000
     lines = [r for r in acl_log.records if "acl.rt.free" in r.getMessage()]
     assert len(lines) == 1 and lines[0].levelname == "ERROR"
+
+
+@pytest.mark.subprocess
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_regression_a_fork_while_the_stdout_writer_held_its_queue_hung_the_childs_first_line(capfd):
+    """The stdout writer's queue was the parent's in a forked child: forked while another thread held the queue's
+    mutex (putting or taking a line), the child's first stdout line waited for it for ever. The writer is renewed
+    at fork, with a queue of the child's."""
+    log._writer.put("parent line\n")
+    log.flush_stdout()
+    with held([log._writer._queue.mutex]):
+
+        def child() -> str:
+            log._writer.put("child line\n")
+            log.flush_stdout()
+            return "wrote"
+
+        assert in_child(child) == "wrote"
+    assert "child line" in capfd.readouterr().out

@@ -18,6 +18,8 @@ import sys
 import threading
 import time
 
+from openacl import atfork
+
 LOGGER_NAME = "openacl"
 _NULL_LEVEL = logging.CRITICAL + 10
 _CANN_LEVELS = {0: logging.DEBUG, 1: logging.INFO, 2: logging.WARNING, 3: logging.ERROR, 4: _NULL_LEVEL}
@@ -90,7 +92,7 @@ class _StdoutWriter:
         self._queue: queue.Queue[str | None] = queue.Queue(self.LIMIT)
         self._thread: threading.Thread | None = None
         self._dropped = 0
-        self._guard = threading.Lock()
+        self._guard = atfork.lock()
 
     def put(self, line: str) -> None:
         with self._guard:
@@ -130,8 +132,14 @@ class _StdoutWriter:
             return
         thread.join(timeout)
 
+    def renew_in_child(self) -> None:
+        """A forked child: the thread is the parent's, and so are the lines it had queued (written once, there)."""
+        self._queue = queue.Queue(self.LIMIT)
+        self._thread = None
+        self._dropped = 0
 
-_writer = _StdoutWriter()
+
+_writer = atfork.register(_StdoutWriter(), _StdoutWriter.renew_in_child)
 
 
 def flush_stdout(timeout: float = 1.0) -> None:
@@ -139,7 +147,7 @@ def flush_stdout(timeout: float = 1.0) -> None:
     _writer.stop(timeout)
 
 
-_lock = threading.Lock()
+_lock = atfork.lock()
 _stdout_handler: _StdoutHandler | None = None
 
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import ctypes
 import os
-import threading
 
 import numpy as np
 import onnxruntime as ort
 
+from openacl import atfork
 from openacl.dtypes import BFLOAT16, ORT_BFLOAT16, onnx_from_numpy
 
 _ONNX_BFLOAT16 = onnx_from_numpy(BFLOAT16)
@@ -25,6 +25,12 @@ def ort_threads() -> int:
         return max(int(os.environ.get("OPENACL_ORT_THREADS", "0")), 0)
     except ValueError:
         return 0
+
+
+def new_session(model: str | bytes, options) -> ort.InferenceSession:
+    """A CPU session over ``model`` (a path or the serialized bytes). Its thread pool's threads are the process's
+    own: a forked child never destroys the ones it inherits (that would join threads only the parent has)."""
+    return atfork.outlive_fork(ort.InferenceSession(model, options, providers=["CPUExecutionProvider"]))
 
 
 def session_options(optimize: bool = True, external_data_folder: str | None = None, prepack: bool = True):
@@ -50,7 +56,7 @@ def session_options(optimize: bool = True, external_data_folder: str | None = No
 
 
 _shared_arena_registered = False
-_shared_arena_lock = threading.Lock()
+_shared_arena_lock = atfork.lock()
 
 
 def share_arena(options) -> None:

@@ -22,8 +22,13 @@ later ``__del__`` may still free. Stream work submitted after the hook gets ``AC
 (107022).
 
 Fork (the one at-fork hook): the scheduling LOCK is taken around ``fork()`` so the child never inherits it
-half-changed; in the child, the engines forget the parent's worker threads (a WORK task one of them was
-running fails in the child with 107022), and stream work runs on the child's own workers.
+half-changed. In the child, first, every lock, condition and event of the package is free (``atfork``: none is
+made any other way) and every registered thread and queue is renewed: the engines forget the parent's workers,
+the exception-info callback gets a thread of the child's, the stdout log writer and the dump thread start afresh
+without the parent's pending lines and files. Then the scheduler is mended under LOCK (a WORK task a parent's
+worker was running fails with 107022; stream work runs on the child's own workers), and last, with LOCK
+released, the renewals that use the runtime run (callbacks only the parent's other threads could run are
+dropped with one warning). No onnxruntime session the child inherits is ever destroyed there.
 """
 
 from __future__ import annotations
@@ -31,21 +36,19 @@ from __future__ import annotations
 import atexit
 import logging
 import os
-import threading
 
-from openacl import jsonfile, trace
+from openacl import atfork, jsonfile, trace
 from openacl import log as _log
 from openacl.dump import session as dump
 from openacl.errors import AclCode, AclError
 from openacl.graph_engine import state as ge_state
-from openacl.media import descs as media_descs
 from openacl.model import bundle, model
 from openacl.op import execute as op_execute
 from openacl.runtime import device, exceptions, handles, memory, timeouts
 from openacl.runtime.sched import lock as _lock
 from openacl.runtime.sched import waitgraph
 
-_lock_init = threading.RLock()
+_lock_init = atfork.rlock()
 _ref_count = 0
 config: dict = {}
 _exiting = False
@@ -151,23 +154,25 @@ def _at_exit() -> None:
 
 
 def _before_fork() -> None:
+    atfork.before_fork()
     _lock.acquire()
 
 
 def _after_fork_in_parent() -> None:
     _lock.LOCK.release()
+    atfork.after_fork_in_parent()
 
 
 def _after_fork_in_child() -> None:
+    atfork.after_fork_in_child()  # every lock of ours is free: the threads that held them are not in the child
+    atfork.renew_all()  # fresh queues, the parent's threads forgotten (engines, log and dump writers, ...)
     _lock.reinit_after_fork()
     _lock.LOCK.acquire()  # held while the child's tables are mended, as in the parent around fork()
-    handles.reinit_after_fork()
-    memory.space.reinit_after_fork()
     waitgraph.reset()
     op_execute.reset()  # compiled operators hold onnxruntime sessions, which do not survive a fork
-    media_descs.reinit_after_fork()
     device.reinit_after_fork()
     _lock.release()  # runs what mending deferred (log lines, thread starts) in the child
+    atfork.renew_all(late=True)  # what uses the runtime: callbacks only the parent's threads could run dropped
 
 
 os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent, after_in_child=_after_fork_in_child)

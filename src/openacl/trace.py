@@ -30,6 +30,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
+from openacl import atfork
 from openacl.atomicfile import replacing
 
 now_ns = time.perf_counter_ns
@@ -66,7 +67,7 @@ class Recorder:
         self.spans: list[Span] = []
         self.thread_names: dict[int, str] = {}
         self._tracks: dict[object, int] = {}
-        self._tracks_lock = threading.Lock()
+        self._tracks_lock = atfork.lock()
 
     def add(self, name: str, category: str, queued_ns: int, start_ns: int, end_ns: int, /, **args: object) -> None:
         """Record a span that ran on the calling thread."""
@@ -141,7 +142,7 @@ recorder: Recorder | None = None  # the running recorder; None when recording is
 _last: Recorder | None = None  # the recorder the trace file shows: the running one, or the one stopped last
 _path: str | None = None  # where the trace file goes (enable / OPENACL_TRACE); None: no file
 _written: tuple | None = None  # (recorder, span count, path) of the last write
-_state_lock = threading.RLock()
+_state_lock = atfork.rlock()
 
 
 def start() -> Recorder:

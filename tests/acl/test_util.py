@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import os
 import threading
 
 import numpy as np
@@ -12,6 +13,7 @@ import pytest
 import acl
 from openacl.errors import AclCode
 from openacl.runtime import memory
+from tests.forking import in_child
 
 NPY_BOOL, NPY_INT8, NPY_UINT8, NPY_INT32, NPY_FLOAT32, NPY_FLOAT64, NPY_FLOAT16 = 0, 1, 2, 5, 11, 12, 23
 
@@ -286,6 +288,27 @@ def test_stop_thread_unknown_id():
     assert acl.util.stop_thread(12345) == errno.ESRCH
     assert acl.util.stop_thread(threading.get_ident()) == errno.ESRCH  # not started by start_thread
     assert acl.util.stop_thread(-1) == errno.ESRCH  # masked to 2**64 - 1
+
+
+@pytest.mark.subprocess
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_forked_child_has_none_of_the_parents_util_threads_but_its_own():
+    """Only the thread that forked exists in a child: stop_thread of another of the parent's threads is ESRCH there,
+    as pthread_join of an unknown thread; the child's own threads start and stop."""
+    release = threading.Event()
+    tid, ret = acl.util.start_thread(lambda args: release.wait(), [])
+    assert ret == 0
+
+    def child() -> str:
+        parents = acl.util.stop_thread(tid)  # first: the child's own thread may get the same id (as pthreads do)
+        own, ret = acl.util.start_thread(lambda args: None, [])
+        return f"parent's={parents} own={ret},{acl.util.stop_thread(own)}"
+
+    try:
+        assert in_child(child) == f"parent's={errno.ESRCH} own=0,0"
+    finally:
+        release.set()
+        assert acl.util.stop_thread(tid) == 0
 
 
 def test_stop_thread_twice():

@@ -25,6 +25,7 @@ from openacl.errors import AclCode
 from openacl.model import model as openacl_model
 from openacl.model.model import DEMO_MODEL
 from openacl.tools.parse import parse_dumps
+from tests.forking import in_child
 from tests.model_io import ModelIO, demo_input
 
 NAME = re.compile(r"^([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]+)\.(\d+)\.(\d+)\.(\d{16})$")  # msaccucmp's pattern
@@ -450,6 +451,39 @@ def test_only_borrowed_parts_are_copied_for_a_callback():
     sink.writer.flush()
     assert isinstance(file.parts[1], bytes) and file.parts[2] is own_part
     assert bytes(got["/nowhere/f"]) == b"head" + np.arange(8, dtype=np.float32).tobytes() + own.tobytes()
+
+
+@pytest.mark.subprocess
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_regression_a_forked_child_flush_waited_for_the_file_the_parents_dump_thread_was_writing(tmp_path):
+    """The dump writer's state was the parent's in a forked child: a file the parent's dump thread was delivering at
+    the fork counted as unfinished for ever there, and the child's flush after dumping its own file never returned.
+    The writer is renewed at fork: the parent's files are the parent's to deliver, once."""
+    in_callback, release = threading.Event(), threading.Event()
+    got: list[str] = []
+
+    def on_chunk(chunk):
+        got.append(chunk["file_name"])
+        in_callback.set()
+        release.wait(60)
+
+    parent = sink.OutgoingFile("/nowhere", "parent", [b"p"], 1, None, on_chunk)
+    sink.writer.submit_many([parent])
+    assert in_callback.wait(30)  # the parent's dump thread is inside the delivery
+
+    def child() -> str:
+        del got[:]
+        release.set()  # the child's own callbacks do not wait
+        sink.writer.submit_many([sink.OutgoingFile(str(tmp_path), "child", [b"c"], 1)])
+        sink.writer.flush()
+        return f"{got} {sorted(p.name for p in tmp_path.iterdir())}"
+
+    try:
+        assert in_child(child) == "[] ['child']"
+    finally:
+        release.set()
+        sink.writer.flush()
+    assert got == ["/nowhere/parent"]
 
 
 def test_concurrent_dumped_steps_take_distinct_step_directories():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import logging
+import os
 import threading
 
 import numpy as np
@@ -13,6 +14,7 @@ from openacl import ge
 from openacl.errors import GeError
 from openacl.errors import GeStatus as S
 from openacl.graph_engine import session as engine
+from tests.forking import in_child
 
 F32 = np.float32
 
@@ -539,6 +541,27 @@ def test_async_never_fires_callbacks(train):
     assert thread.startswith("openacl-ge-")
     assert [o.shape for o in outputs] == [(2, 2), ()], "the Summary tensor stays as a trailing output"
     np.testing.assert_array_equal(w_value(train), np.ones((3, 2)))
+
+
+@pytest.mark.subprocess
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_regression_a_forked_childs_run_graph_async_never_ran(train):
+    """A session's async worker thread was the parent's: in a forked child, run_graph_async queued the run for a
+    thread that did not exist there, and done was never called. The worker is renewed at fork."""
+    assert train.add_graph(1, step_graph()) == S.SUCCESS
+    done = Done()
+    assert train.run_graph_async(1, [ones(2, 3)], done) == S.SUCCESS
+    done.wait()  # the parent's worker runs
+
+    def child() -> str:
+        again = Done()
+        assert train.run_graph_async(1, [ones(2, 3)], again) == S.SUCCESS
+        if not again.event.wait(30):
+            return "done was never called"
+        ((status, outputs, thread),) = again.results
+        return f"{status} {len(outputs)} {thread.startswith('openacl-ge-')}"
+
+    assert in_child(child) == f"{S.SUCCESS} 2 True"
 
 
 def test_async_runs_in_order(train):

@@ -16,6 +16,7 @@ from tensorboard.util import tensor_util
 from openacl import ge
 from openacl.errors import GeStatus as S
 from openacl.graph_engine import sinks
+from tests.forking import in_child
 
 F32 = np.float32
 
@@ -231,3 +232,35 @@ def test_temporaries_of_a_killed_writer_are_removed_and_a_live_ones_kept(tmp_pat
     ge.SafetensorsCheckpointWriter(tmp_path)
     assert not stale.exists()
     assert live.exists() and other.exists()
+
+
+@pytest.mark.subprocess
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_regression_a_forked_childs_checkpoint_flush_waited_for_the_parents_commit(tmp_path, monkeypatch):
+    """The checkpoint committer's state was the parent's in a forked child: forked while the parent's committer
+    thread was committing, the child counted it as running, started no thread for its own checkpoint, and its flush
+    never returned. The committer is renewed at fork: the parent's commits are the parent's."""
+    committing, release = threading.Event(), threading.Event()
+    real_replace = os.replace
+
+    def replace(src, dst):
+        if not committing.is_set():  # the parent's first commit waits inside, on the committer thread
+            committing.set()
+            release.wait(60)
+        real_replace(src, dst)
+
+    monkeypatch.setattr(sinks.os, "replace", replace)
+    with ge.SafetensorsCheckpointWriter(tmp_path) as writer:
+        assert writer(1, {"v": np.array([0], F32)}) == S.SUCCESS
+        assert committing.wait(30)
+
+        def child() -> str:
+            assert writer(1, {"v": np.array([1], F32)}) == S.SUCCESS
+            writer.flush()
+            return " ".join(name for name in names(tmp_path) if not name.startswith("."))  # the parent's temporary
+
+        try:
+            assert in_child(child) == "1-1.safetensors"
+        finally:
+            release.set()
+    assert names(tmp_path) == ["1-0.safetensors", "1-1.safetensors"]

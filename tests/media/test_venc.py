@@ -2,15 +2,29 @@
 
 from __future__ import annotations
 
+import os
 import threading
+import time
 
 import av
 import numpy as np
 import pytest
 
 import acl
-from openacl.media import venc
-from tests.media.video_clips import H265, NV12, NV21, SUCCESS, ReportThread, from_device, psnr, source_frames
+from openacl.media import vdec, venc
+from openacl.runtime import device as rt_device
+from tests.forking import held, in_child
+from tests.media.video_clips import (
+    H264_MAIN,
+    H265,
+    NV12,
+    NV21,
+    SUCCESS,
+    ReportThread,
+    from_device,
+    psnr,
+    source_frames,
+)
 
 M = acl.media
 INVALID = 100000
@@ -345,3 +359,68 @@ def test_regression_venc_buf_addr_in_read_only_memory_lost_every_callback(ctx, c
         (i, venc.RET_BUFFER_FULL, 0) for i in range(3)
     ]
     assert encoder.close() == SUCCESS
+
+
+def _channel_desc(kind: str, thread_id: int, channel_id: int = 0) -> int:
+    """A VENC (128x128 H.264 NV12) or VDEC (H.264 to NV12) channel desc whose callbacks ``thread_id`` serves."""
+    if kind == "venc":
+        desc = M.venc_create_channel_desc()
+        assert M.venc_set_channel_desc_thread_id(desc, thread_id) == SUCCESS
+        assert M.venc_set_channel_desc_callback(desc, lambda *frame: None) == SUCCESS
+        assert M.venc_set_channel_desc_entype(desc, H264_MAIN) == SUCCESS
+        assert M.venc_set_channel_desc_pic_format(desc, NV12) == SUCCESS
+        assert M.venc_set_channel_desc_pic_width(desc, 128) == SUCCESS
+        assert M.venc_set_channel_desc_pic_height(desc, 128) == SUCCESS
+        return desc
+    desc = M.vdec_create_channel_desc()
+    assert M.vdec_set_channel_desc_channel_id(desc, channel_id) == SUCCESS
+    assert M.vdec_set_channel_desc_thread_id(desc, thread_id) == SUCCESS
+    assert M.vdec_set_channel_desc_callback(desc, lambda *frame: None) == SUCCESS
+    assert M.vdec_set_channel_desc_entype(desc, H264_MAIN) == SUCCESS
+    assert M.vdec_set_channel_desc_out_pic_format(desc, NV12) == SUCCESS
+    return desc
+
+
+@pytest.mark.subprocess
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_regression_fork_during_venc_create_channel_hung_the_child_in_its_own_create(ctx):
+    """A fork while other threads were inside venc_create_channel and vdec_create_channel left the VENC and VDEC
+    lifetime locks held in the child for ever: the child hung in its own create/destroy. Every lock of openacl is
+    free in a forked child."""
+    thread = ReportThread(ctx)
+    descs = {"venc": _channel_desc("venc", thread.tid), "vdec": _channel_desc("vdec", thread.tid)}
+    create = {"venc": M.venc_create_channel, "vdec": M.vdec_create_channel}
+    destroy = {"venc": M.venc_destroy_channel, "vdec": M.vdec_destroy_channel}
+    results: dict[str, int] = {}
+
+    def create_in_parent(kind: str) -> None:
+        acl.rt.set_context(ctx)
+        results[kind] = create[kind](descs[kind])
+
+    # Each creating thread holds its lifetime lock while it waits for the device lock, held here.
+    with held([rt_device.get(0).lock]):
+        creators = [threading.Thread(target=create_in_parent, args=(kind,)) for kind in descs]
+        for creator in creators:
+            creator.start()
+        deadline = time.monotonic() + 30
+        while not (venc._lifetime.locked() and vdec._lifetime.locked()):
+            assert time.monotonic() < deadline and all(c.is_alive() for c in creators), results
+            time.sleep(0.001)
+
+        def child() -> str:
+            child_thread = ReportThread(ctx)
+            answers = []
+            for kind in descs:
+                desc = _channel_desc(kind, child_thread.tid, channel_id=1)
+                answers.append(f"{kind} {create[kind](desc)} {destroy[kind](desc)}")
+            child_thread.close()
+            return ", ".join(answers)
+
+        answer = in_child(child)
+    for creator in creators:
+        creator.join()
+    assert answer == "venc 0 0, vdec 0 0"
+    assert results == {"venc": SUCCESS, "vdec": SUCCESS}
+    for kind, desc in descs.items():
+        assert destroy[kind](desc) == SUCCESS
+    thread.close()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import struct
 import threading
 
@@ -13,6 +14,7 @@ from openacl.errors import AclCode
 from openacl.runtime import device as rt_device
 from openacl.runtime.sched.task import work_task
 from tests.conftest import hold_stream
+from tests.forking import in_child
 
 SUCCESS = 0
 NO_INFO = 0xFFFFFFFF
@@ -159,3 +161,21 @@ def test_a_model_run_onnxruntime_rejects_is_reported(ctx, stream, recorder, tmp_
     assert recorder.arrived.wait(5)
     (record,) = recorder.records
     assert record["code"] == code and record["stream"] == acl.rt.stream_get_id(stream)[0]
+
+
+@pytest.mark.subprocess
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_regression_forked_child_task_failure_never_reached_the_exception_callback(ctx, stream, recorder):
+    """The callback's delivery thread was the parent's: in a forked child, a failing task's record was queued for a
+    thread that did not exist there, and the callback the parent set never ran. The thread is renewed at fork."""
+    assert any(t.name == "openacl-exception" for t in threading.enumerate())  # the parent's delivery thread
+
+    def child() -> str:
+        _fail(stream, RuntimeError("a failure in the child"))
+        acl.rt.synchronize_stream_with_timeout(stream, 5_000)
+        if not recorder.arrived.wait(10):
+            return "no record reached the callback"
+        (record,) = recorder.records
+        return f"code={record['code']} on={record['on']}"
+
+    assert in_child(child) == f"code={AclCode.ACL_ERROR_RT_INTERNAL_ERROR} on=openacl-exception"

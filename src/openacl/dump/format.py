@@ -28,13 +28,12 @@ from __future__ import annotations
 
 import math
 import struct
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from openacl import dtypes
+from openacl import atfork, dtypes
 from openacl.dump.naming import (  # names and directories moved to naming.py; kept here for existing importers
     MAPPING_FILE_NAME,
     MAX_NAME_BYTES,
@@ -235,7 +234,7 @@ class HeaderTemplate:
         outputs = [_writable_layout(a) for a in outputs]
         self.layout = layout_key(inputs, outputs)
         self._message = _message(op_name, inputs, outputs, 0, original_shape)
-        self._lock = threading.Lock()
+        self._lock = atfork.lock()
 
     def parts(
         self, inputs: Sequence[np.ndarray], outputs: Sequence[np.ndarray], dump_time_us: int

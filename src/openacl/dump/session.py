@@ -37,6 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
+from openacl import atfork
 from openacl.dump import naming, selection
 from openacl.dump.config import DumpConfig, load_dump_config, parse_dump_section
 from openacl.dump.record import OpRecord
@@ -66,10 +67,10 @@ class ModelDump:
     session: DumpSession
     ops: list[OpRecord] | None = None  # planned at the first dumped step
     dumped_steps: int = 0  # Invariant: only changed under ``lock``
-    lock: threading.Lock = field(default_factory=threading.Lock)
+    lock: threading.Lock = field(default_factory=atfork.lock)
 
 
-_lock = threading.Lock()
+_lock = atfork.lock()
 _dump_initialized = False  # init_dump called and not finalized
 _set_dump: DumpSession | None = None
 _default: DumpSession | None = None

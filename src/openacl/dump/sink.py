@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from openacl import atfork
 from openacl.dump import naming
 from openacl.errors import AclCode, AclError
 from openacl.log import get_logger
@@ -64,7 +65,7 @@ class Batch:
     pending: int = 0
     sealed: bool = False  # Invariant: set once every file is submitted; ``done`` only fires after it
     errors: list[str] = field(default_factory=list)
-    done: threading.Event = field(default_factory=threading.Event)
+    done: threading.Event = field(default_factory=atfork.event)
 
     def wait(self) -> None:
         """Block until every file of the batch is delivered; ``ACL_ERROR_WRITE_FILE`` if one failed."""
@@ -227,9 +228,9 @@ class DumpWriter:
     """
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._has_work = threading.Condition(self._lock)
-        self._progress = threading.Condition(self._lock)
+        self._lock = atfork.lock()
+        self._has_work = atfork.condition(self._lock)
+        self._progress = atfork.condition(self._lock)
         self._queue: collections.deque[OutgoingFile] = collections.deque()
         self._queued_bytes = 0
         self._submitted = 0
@@ -365,5 +366,21 @@ class DumpWriter:
                 "chunks_failed": self.chunks.failed,
             }
 
+    def renew_in_child(self) -> None:
+        """A forked child: the dump thread is the parent's, and so are the files it had queued (written once,
+        there): they count as finished here, so a flush in the child does not wait for them."""
+        dropped, self._queue = self._queue, collections.deque()
+        for file in dropped:
+            if file.batch is not None:
+                file.batch.pending -= 1
+                if file.batch.pending == 0 and file.batch.sealed:
+                    file.batch.done.set()
+        self._queued_bytes = 0
+        self._finished = self._submitted
+        self._flush_targets = []
+        self._blocked = 0
+        self._thread = None
+        self._stopping = False
 
-writer = DumpWriter()
+
+writer = atfork.register(DumpWriter(), DumpWriter.renew_in_child)

@@ -70,11 +70,7 @@ class Executable:
         options = ort.SessionOptions()
         options.log_severity_level = onnxrt.ORT_LOG_ERROR
         # A graph whose outputs are all unwired (GE builds it with an empty NetOutput) runs nothing.
-        self.session = (
-            ort.InferenceSession(self.model.SerializeToString(), options, providers=["CPUExecutionProvider"])
-            if self.output_names
-            else None
-        )
+        self.session = onnxrt.new_session(self.model.SerializeToString(), options) if self.output_names else None
         # onnxruntime's Python run() validates the feed names on every call, which check_inputs and the fixed feed
         # names already guarantee; its C entry point takes the same arguments and saves a fifth of a tiny graph's
         # run. The public method serves where that entry point is missing.

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import itertools
 import os
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ import onnx
 from google.protobuf import text_format
 from onnx import helper, numpy_helper
 
+from openacl import atfork
 from openacl.atomicfile import write_text
 from openacl.graph_engine.graph import Graph, Node
 
@@ -27,7 +27,7 @@ __all__ = ["dump_dir", "dump_to_file", "onnx_model", "proto_text", "readable_tex
 
 ONNX, TXT, READABLE = "onnx", "txt", "readable"
 _counter = itertools.count()
-_counter_lock = threading.Lock()
+_counter_lock = atfork.lock()
 
 
 def dump_dir() -> Path:

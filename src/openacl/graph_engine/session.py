@@ -22,7 +22,6 @@ Where the CANN documentation and GE's code differ, openacl follows the documenta
 from __future__ import annotations
 
 import itertools
-import threading
 import time
 import weakref
 from collections.abc import Callable, Mapping, Sequence
@@ -31,6 +30,7 @@ from typing import Any
 import numpy as np
 import onnx
 
+from openacl import atfork
 from openacl.errors import AclCode, AclError, GeError, GeStatus, code_name
 from openacl.graph_engine import device_tensors, dumping, errmsg, passes, state
 from openacl.graph_engine._api import names_api, one_line, verbatim
@@ -65,7 +65,7 @@ class _GraphEntry:
         self.graph = graph
         self.source = weakref.ref(source)
         self.specs: list[InputSpec] = input_specs(graph)
-        self.build_lock = threading.Lock()
+        self.build_lock = atfork.lock()
         # Invariant: set once by _build (under build_lock), never unset; read without a lock.
         self.exe: Executable | None = None
         # Invariant: True between a run's start and the end of its callbacks; changed under the session lock.
@@ -83,7 +83,7 @@ class Session:
 
     def __init__(self, options: Mapping[Any, Any] | None = None) -> None:
         self.session_id = next(_session_ids)
-        self._lock = threading.Lock()
+        self._lock = atfork.lock()
         self._graphs: dict[int, _GraphEntry] = {}
         self._variables: dict[str, np.ndarray] = {}
         self._callbacks: dict[str, Callback] = {}

@@ -28,6 +28,7 @@ from tensorboardX import SummaryWriter
 from tensorboardX import crc32c as _tbx_crc32c
 from tensorboardX.proto import summary_pb2, tensor_pb2, tensor_shape_pb2, types_pb2
 
+from openacl import atfork
 from openacl.errors import GeStatus
 from openacl.graph_engine import errmsg
 from openacl.log import get_logger
@@ -69,7 +70,7 @@ class TensorBoardSummaryWriter:
         self.writer = SummaryWriter(logdir=str(self.logdir), flush_secs=flush_secs)
         self.step = 0
         self._kinds: dict[str, tuple[str, Callable[..., None]]] = {}
-        self._lock = threading.Lock()
+        self._lock = atfork.lock()
 
     def __call__(self, graph_id: int, params_list: Mapping[str, np.ndarray]) -> int:
         with self._lock:
@@ -194,8 +195,8 @@ class SafetensorsCheckpointWriter:
         self.background = background
         self._remove_stale_temporaries()
         self._next: dict[int, int] = {}
-        self._lock = threading.Lock()
-        self._committer = _Committer("openacl-ge-checkpoint")
+        self._lock = atfork.lock()
+        self._committer = atfork.register(_Committer("openacl-ge-checkpoint"), _Committer.renew_in_child)
 
     def __enter__(self) -> SafetensorsCheckpointWriter:
         return self
@@ -298,7 +299,7 @@ class _Committer:
 
     def __init__(self, name: str) -> None:
         self._name = name
-        self._cond = threading.Condition()
+        self._cond = atfork.condition()
         self._jobs: collections.deque[Callable[[], object]] = collections.deque()
         self._submitted = self._done = 0
         self._running = False
@@ -331,6 +332,12 @@ class _Committer:
             with self._cond:
                 self._done += 1
                 self._cond.notify_all()
+
+    def renew_in_child(self) -> None:
+        """A forked child: the thread is the parent's, and so are the jobs it had left (done once, there)."""
+        self._jobs.clear()
+        self._done = self._submitted
+        self._running = False
 
 
 _TEMPORARY = re.compile(r"^\.\d+-\d+\.safetensors\.(\d+)\.[0-9a-f]+\.tmp$")

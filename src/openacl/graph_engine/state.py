@@ -7,11 +7,11 @@ rest of openacl. Sessions register here so GEFinalize can close them.
 
 from __future__ import annotations
 
-import threading
 import weakref
 from collections.abc import Mapping
 from typing import Any, Protocol
 
+from openacl import atfork
 from openacl.errors import GeError, GeStatus
 from openacl.graph_engine._api import names_api
 from openacl.log import get_logger
@@ -27,7 +27,7 @@ class _Closable(Protocol):
 
 class _Ge:
     def __init__(self) -> None:
-        self.lock = threading.Lock()
+        self.lock = atfork.lock()
         # Invariant: ``generation`` changes at every GEFinalize, under ``lock``; a session of an older
         # generation is dead.
         self.initialized = False

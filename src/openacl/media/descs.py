@@ -18,9 +18,9 @@ Decisions where CANN is silent:
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass, field
 
+from openacl import atfork
 from openacl.errors import AclCode, AclError
 from openacl.media import chip as _chip
 from openacl.media.formats import ChannelMode
@@ -105,12 +105,8 @@ resize_configs: HandleTable[ResizeConfig] = HandleTable("dvpp resize config")
 jpege_configs: HandleTable[JpegeConfig] = HandleTable("dvpp jpege config")
 
 # Guards the check-then-change of channel and batch lifetimes (create/destroy racing each other); held for a few
-# dict operations only, never while user code runs; mended in a forked child by process.py.
-_lifetime = threading.Lock()
-
-
-def reinit_after_fork() -> None:
-    _lifetime._at_fork_reinit()  # type: ignore[attr-defined]
+# dict operations only, never while user code runs; free in a forked child (atfork).
+_lifetime = atfork.lock()
 
 
 # ----- channel descs and channels -----

@@ -35,13 +35,13 @@ Decisions where CANN is silent (and the spec's recommendations taken):
 from __future__ import annotations
 
 import dataclasses
-import threading
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import av
 
+from openacl import atfork
 from openacl.errors import AclCode, AclError
 from openacl.media import chip as _chip
 from openacl.media import descs as _descs
@@ -88,7 +88,7 @@ class VdecFrameConfig:
 channel_descs: HandleTable[VdecChannelDesc] = HandleTable("vdec channel desc")
 frame_configs: HandleTable[VdecFrameConfig] = HandleTable("vdec frame config")
 
-_lifetime = threading.Lock()  # create/destroy of channels
+_lifetime = atfork.lock()  # create/destroy of channels
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,6 @@ Decisions where CANN is silent:
 from __future__ import annotations
 
 import dataclasses
-import threading
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -48,6 +47,7 @@ from fractions import Fraction
 
 import av
 
+from openacl import atfork
 from openacl.errors import AclCode, AclError
 from openacl.media import chip as _chip
 from openacl.media import descs as _descs
@@ -104,7 +104,7 @@ class VencFrameConfig:
 channel_descs: HandleTable[VencChannelDesc] = HandleTable("venc channel desc")
 frame_configs: HandleTable[VencFrameConfig] = HandleTable("venc frame config")
 
-_lifetime = threading.Lock()
+_lifetime = atfork.lock()
 
 
 def max_side() -> int:

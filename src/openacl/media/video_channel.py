@@ -28,6 +28,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 
+from openacl import atfork
 from openacl.errors import AclCode, AclError
 from openacl.log import get_logger
 from openacl.media.formats import StreamFormat
@@ -85,7 +86,7 @@ class CallbackChannel:
             raise
         self.thread_id = thread_id
         self.device_id = self.stream.device_id
-        self.lock = threading.Lock()  # guards the codec and the FIFO; never held while user code runs
+        self.lock = atfork.lock()  # guards the codec and the FIFO; never held while user code runs
         self.fifo: deque[Pending] = deque()
         self.sent = 0
         self.launched = 0

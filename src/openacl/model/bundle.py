@@ -20,11 +20,11 @@ from __future__ import annotations
 import io
 import itertools
 import os
-import threading
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from openacl import atfork
 from openacl.errors import AclCode, AclError
 from openacl.log import get_logger
 from openacl.model import model as _model
@@ -44,7 +44,7 @@ class Bundle:
 
 
 _ids = itertools.count(1)
-_lock = threading.Lock()
+_lock = atfork.lock()
 bundles: dict[int, Bundle] = {}
 
 

@@ -19,13 +19,12 @@ import functools
 import itertools
 import math
 import os
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from openacl import onnxrt
+from openacl import atfork, onnxrt
 from openacl.dtypes import ONNX_STRING, AclFormat, acl_from_numpy, numpy_from_onnx
 from openacl.dump import session as dump_session
 from openacl.errors import AclCode, AclError, ExecutionFailed
@@ -149,7 +148,6 @@ class Model:
         dump_only: bool = False,
     ) -> None:
         import onnx
-        import onnxruntime as ort
 
         try:
             found = skeleton.of_file(path) if path is not None else skeleton.of_bytes(data or b"", skeleton.IN_MEMORY)
@@ -180,9 +178,7 @@ class Model:
         self.session = None
         if not dump_only:
             try:
-                self.session = ort.InferenceSession(
-                    path if path is not None else data, session_options(), providers=["CPUExecutionProvider"]
-                )
+                self.session = onnxrt.new_session(path if path is not None else data, session_options())
             except Exception as exc:
                 raise AclError(AclCode.ACL_ERROR_PARSE_MODEL, f"{source}: onnxruntime cannot load it ({exc})") from None
         self._ort_values = self.session is not None and onnxrt.needs_ort_values(self.session)
@@ -198,9 +194,9 @@ class Model:
         if self.aipp is not None:
             self.acl_inputs = self._with_aipp_inputs()
         self._observed = None
-        self._observed_lock = threading.Lock()
+        self._observed_lock = atfork.lock()
         self.executions = 0  # Invariant: counts execute calls; the dump step of the next one
-        self._step_lock = threading.Lock()
+        self._step_lock = atfork.lock()
         self.last_output_shapes: list[tuple[int, ...]] = [desc.shape for desc in self.acl_outputs]
         if self.gears is not None:
             self.select_gear(self.gears.largest)
@@ -297,7 +293,7 @@ def _tensor_bytes(tensor) -> int:
 # ----- the model table -----
 
 _ids = itertools.count(1)
-_lock = threading.Lock()
+_lock = atfork.lock()
 models: dict[int, Model] = {}
 
 

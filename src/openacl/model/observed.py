@@ -280,7 +280,6 @@ class ObservedModel:
         """A session of nodes ``[start, stop)`` reading ``inputs`` and giving ``outputs`` (the whole graph with
         ``outputs`` added when it is not ``cut``)."""
         import onnx
-        import onnxruntime as ort
 
         part = onnx.ModelProto()
         part.CopyFrom(self._proto)
@@ -304,7 +303,7 @@ class ObservedModel:
         onnxrt.share_arena(options)
         self._weights.apply(options)
         try:
-            return ort.InferenceSession(part.SerializeToString(), options, providers=["CPUExecutionProvider"])
+            return onnxrt.new_session(part.SerializeToString(), options)
         except Exception as exc:
             raise AclError(AclCode.ACL_ERROR_FAILURE, f"cannot expose {self.label}'s intermediates: {exc}") from None
 

@@ -17,13 +17,13 @@ one compiled operator may run on several streams at once.
 from __future__ import annotations
 
 import math
-import threading
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from openacl import atfork, onnxrt
 from openacl.dtypes import numpy_from_acl, numpy_from_onnx
 from openacl.errors import AclCode, AclError
 from openacl.onnxrt import session_options
@@ -86,7 +86,7 @@ class CompiledOp:
         self.build_seconds = build_s
         self._output_names = [f"y{i}" for i in range(len(results))]
         self.input_bytes = sum(feed.nbytes for feed in feeds)
-        self._lock = threading.Lock()
+        self._lock = atfork.lock()
         self._bindings: OrderedDict[tuple, list] = OrderedDict()
 
     def run(self, arrays: list[np.ndarray]) -> list[np.ndarray]:
@@ -270,15 +270,12 @@ def infer(op_type: str, in_descs: list[TensorDesc], out_descs: list[TensorDesc],
 
 def build(op_type: str, in_descs: list[TensorDesc], out_descs: list[TensorDesc], attr: OpAttr) -> CompiledOp:
     """Lower, check and load one operator (no cache)."""
-    import onnxruntime as ort
 
     start = time.perf_counter()
     inferred, feeds = _lower(op_type, in_descs, out_descs, attr)
     results = _results(op_type, inferred, out_descs)
     try:
-        session = ort.InferenceSession(
-            inferred.SerializeToString(), session_options(), providers=["CPUExecutionProvider"]
-        )
+        session = onnxrt.new_session(inferred.SerializeToString(), session_options())
     except Exception as exc:
         raise input_mismatch(op_type, f"onnxruntime cannot run it for these inputs: {str(exc).strip()[:300]}") from None
     return CompiledOp(op_type, inferred, session, feeds, results, time.perf_counter() - start)
@@ -298,7 +295,7 @@ class OpCache:
 
     def __init__(self, capacity: int = CACHE_CAPACITY) -> None:
         self.capacity = capacity
-        self._lock = threading.Lock()
+        self._lock = atfork.lock()
         self._entries: OrderedDict[tuple, CompiledOp] = OrderedDict()
         self._builds = 0
         self._hits = 0

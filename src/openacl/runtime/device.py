@@ -15,8 +15,8 @@ reference and leaves the device as it is.
 from __future__ import annotations
 
 import os
-import threading
 
+from openacl import atfork
 from openacl.errors import AclCode, AclError
 from openacl.log import get_logger
 from openacl.runtime import context as _context
@@ -63,7 +63,7 @@ class Device:
         self._next_stream_id = 0
         # Invariant: guards refs, contexts, primary, events and engine; held only for quick changes of them,
         # never across a wait, a thread join or user code (teardown drains and joins with it released).
-        self.lock = threading.Lock()
+        self.lock = atfork.lock()
 
     def open_locked(self) -> Engine:
         if self.engine is None:
@@ -89,7 +89,7 @@ class Device:
 
 
 _devices: list[Device] = []
-_devices_lock = threading.Lock()
+_devices_lock = atfork.lock()
 
 
 def device_count() -> int:
@@ -395,12 +395,7 @@ def forget_all() -> None:
 
 
 def reinit_after_fork() -> None:
-    """A forked child (LOCK held by the at-fork hook): the parent's engine threads do not exist here."""
-    global _devices_lock
-    _devices_lock = threading.Lock()
-    for device in _devices:
-        device.lock = threading.Lock()
-        if device.engine is not None:
-            device.engine.reset_after_fork()
+    """A forked child (LOCK held by the at-fork hook): the engines have forgotten the parent's workers
+    (``atfork``), so a task one of them was running fails and streams that were queued run on the child's."""
     for stream in streams.values():
         stream.abandon_running_locked("the process forked while this task ran; it does not run in the child")

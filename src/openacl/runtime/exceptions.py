@@ -38,6 +38,7 @@ from queue import SimpleQueue
 
 import numpy as np
 
+from openacl import atfork
 from openacl.errors import AclCode, AclError
 from openacl.log import get_logger
 from openacl.runtime import memory
@@ -140,7 +141,7 @@ class _Deliverer:
     def __init__(self) -> None:
         self.queue: SimpleQueue = SimpleQueue()
         self.thread: threading.Thread | None = None
-        self.guard = threading.Lock()
+        self.guard = atfork.lock()
 
     def start(self) -> None:
         with self.guard:
@@ -164,8 +165,16 @@ class _Deliverer:
             fn, values = item
             _deliver(fn, values)
 
+    def renew_in_child(self) -> None:
+        """A forked child: the thread is the parent's (records it had queued are the parent's to deliver); a
+        callback the parent set reaches the child's own failures on a thread of the child's."""
+        self.queue = SimpleQueue()
+        self.thread = None
+        if _callback is not None:
+            self.start()
 
-_deliverer = _Deliverer()
+
+_deliverer = atfork.register(_Deliverer(), _Deliverer.renew_in_child)
 
 
 def set_callback(fn: Callable[[int], object] | None) -> None:

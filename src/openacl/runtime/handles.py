@@ -11,20 +11,16 @@ them, wherever they live (runtime, model, op, media), and no table can be forgot
 from __future__ import annotations
 
 import itertools
-import threading
 from typing import Generic, TypeVar
 
+from openacl import atfork
 from openacl.errors import AclCode, AclError
 
 T = TypeVar("T")
 
 _HANDLE_BASE = 0x0AC1_0000_0000
 _counter = itertools.count(1)
-_counter_lock = threading.Lock()
-
-
-def reinit_after_fork() -> None:
-    _counter_lock._at_fork_reinit()  # type: ignore[attr-defined]
+_counter_lock = atfork.lock()
 
 
 def new_handle() -> int:

@@ -26,12 +26,12 @@ import enum
 import math
 import os
 import sys
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from openacl import atfork
 from openacl.errors import AclCode, AclError
 from openacl.log import get_logger
 
@@ -73,7 +73,7 @@ class AddressSpace:
     """Known regions, sorted by start address."""
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
+        self._lock = atfork.lock()
         self._starts: list[int] = []
         self._regions: list[Region] = []
         self._user_count = 0
@@ -176,9 +176,6 @@ class AddressSpace:
             self._user_count = 0
             self._next_sweep = 256
         return count
-
-    def reinit_after_fork(self) -> None:
-        self._lock._at_fork_reinit()  # type: ignore[attr-defined]
 
     def remove_device(self, device_id: int) -> int:
         """Forget every allocation of a device (reset); returns how many."""

@@ -22,7 +22,7 @@ from __future__ import annotations
 import threading
 from queue import Empty, SimpleQueue
 
-from openacl import trace
+from openacl import atfork, trace
 from openacl.errors import AclCode, AclError
 from openacl.log import get_logger
 from openacl.runtime.sched import lock as _lock
@@ -320,6 +320,8 @@ def reap_exited_threads() -> None:
 
 
 waiting.IDLE_HOOKS.append(reap_exited_threads)
+# A forked child has only the thread that forked: the callbacks only the others could run are dropped at once.
+atfork.at_child(reap_exited_threads, late=True)
 
 
 def subscribed_thread_count() -> int:

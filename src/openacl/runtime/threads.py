@@ -12,6 +12,8 @@ import errno
 import threading
 import traceback
 
+from openacl import atfork
+
 
 class ThreadFailed(RuntimeError):
     """The thread function raised; pyACL's ``stop_thread`` raises this text as a RuntimeError."""
@@ -20,7 +22,7 @@ class ThreadFailed(RuntimeError):
 # CPython may give a new thread the id of one that has exited but was not yet stopped; pyACL's pthread ids stay
 # unique until pthread_join. So each id keeps its threads in start order, and stop_thread joins the oldest.
 _threads: dict[int, list[_UtilThread]] = {}
-_lock = threading.Lock()
+_lock = atfork.lock()
 
 
 class _UtilThread(threading.Thread):
@@ -29,7 +31,7 @@ class _UtilThread(threading.Thread):
         self._func = func
         self._args = args
         self.error: BaseException | None = None
-        self.started_ident = threading.Event()
+        self.started_ident = atfork.event()
 
     def run(self) -> None:
         try:
@@ -40,6 +42,15 @@ class _UtilThread(threading.Thread):
         except BaseException as exc:
             self.error = exc
             traceback.print_exc()
+
+
+@atfork.at_child
+def _forget_parent_threads() -> None:
+    """A forked child has only the thread that forked: the other ids answer ESRCH, as pthread_join would."""
+    me = threading.current_thread()
+    kept = {ident: [t for t in started if t is me] for ident, started in _threads.items()}
+    _threads.clear()
+    _threads.update({ident: started for ident, started in kept.items() if started})
 
 
 def start_thread(func, args) -> int:

@@ -8,13 +8,13 @@ ONNX Runtime executions and event waits are not cut off by openacl.
 
 from __future__ import annotations
 
-import threading
 import time
 
+from openacl import atfork
 from openacl.errors import AclCode, AclError
 from openacl.runtime import device as _device
 
-_lock = threading.Lock()
+_lock = atfork.lock()
 _op_wait_timeout_s = 0
 _op_execute_timeout_s = 0
 

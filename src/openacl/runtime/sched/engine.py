@@ -16,6 +16,7 @@ import os
 import threading
 from queue import SimpleQueue
 
+from openacl import atfork
 from openacl.log import get_logger
 from openacl.runtime.sched import lock as _lock
 from openacl.runtime.sched.stream import Stream
@@ -37,6 +38,7 @@ class Engine:
         self._workers: list[threading.Thread] = []
         self._idle = 0
         self.stopped = False
+        atfork.register(self, Engine.reset_after_fork)
 
     def submit_locked(self, stream: Stream) -> None:
         """Queue a stream to be advanced by a worker; start one (after LOCK is released) if none is idle."""
@@ -83,7 +85,8 @@ class Engine:
                 worker.join()
 
     def reset_after_fork(self) -> None:
-        """A forked child: the parent's workers do not exist here. LOCK is held (the at-fork hook holds it)."""
+        """A forked child, before the scheduler is mended (nothing else runs yet): the parent's workers do not
+        exist here, and the streams on their run queue are requeued by ``Stream.abandon_running_locked``."""
         self._queue = SimpleQueue()
         self._workers = []
         self._idle = 0

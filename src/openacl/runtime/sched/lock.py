@@ -23,11 +23,12 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
+from openacl import atfork
 from openacl.log import get_logger
 
 log = get_logger("rt")
 
-LOCK = threading.Lock()
+LOCK = atfork.lock()
 
 # Both lists belong to whoever holds LOCK; only the holder appends to or drains them.
 _soon: deque[tuple[Callable[..., Any], tuple]] = deque()
@@ -125,7 +126,6 @@ def start_thread_locked(thread: threading.Thread) -> None:
 
 
 def reinit_after_fork() -> None:
-    """In a forked child: LOCK may have been held by a thread that the child does not have."""
-    LOCK._at_fork_reinit()  # type: ignore[attr-defined]
+    """In a forked child, after ``atfork.after_fork_in_child`` freed LOCK: the lists were the parent's holder's."""
     _soon.clear()
     _deferred.clear()
