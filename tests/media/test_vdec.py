@@ -12,6 +12,7 @@ from openacl.media import vdec, video_channel
 from tests.media.video_clips import (
     H264_MAIN,
     H265,
+    KEY_FRAME_TYPES,
     NV12,
     NV21,
     SUCCESS,
@@ -148,38 +149,48 @@ def test_decodes_bit_exact_each_frame_its_own_picture_in_display_order_on_the_re
         np.testing.assert_array_equal(got_luma, own[call["user_data"][1]][0])  # the picture of its own frame
 
 
-GOP_12 = {"x264-params": "keyint=12:min-keyint=12:scenecut=0"}  # an IDR every 12 frames, as cameras send
+GOP_12 = {  # an IDR every 12 frames, as cameras send
+    "libx264": {"x264-params": "keyint=12:min-keyint=12:scenecut=0"},
+    "libx265": {"x265-params": "log-level=error:keyint=12:min-keyint=12:scenecut=0:open-gop=0"},
+}
 
 
-def joined_mid_gop(packets: list[bytes], first: int) -> list[bytes]:
+def joined_mid_gop(packets: list[bytes], first: int, decoder: str = "h264") -> list[bytes]:
     """A receiver that joins at packet ``first`` (not a key frame): parameter sets come with its first packet."""
-    assert 5 not in nal_types(packets[first])
-    return [parameter_sets(packets[0]) + packets[first], *packets[first + 1 :]]
+    assert not KEY_FRAME_TYPES[decoder] & set(nal_types(packets[first], decoder))
+    return [parameter_sets(packets[0], decoder) + packets[first], *packets[first + 1 :]]
 
 
 def damaged(packets: list[bytes]) -> list[bytes]:
-    """Packet loss on the way: three frames arrive cut short, one of them a key frame."""
+    """Packet loss on the way: three frames, one of them a key frame, keep only the first byte of their slice.
+    (A slice cut further in decodes to a partial picture whose undecoded part is whatever FFmpeg's reused buffer
+    held then: no reference can be bit-exact for it.)"""
     out = list(packets)
     for index in (3, 12, 17):
-        out[index] = out[index][: 10 + index]
+        out[index] = out[index][: out[index].rindex(b"\x00\x00\x01") + 4]
     return out
 
 
-@pytest.mark.parametrize("b_frames", ["0", "3"])
+@pytest.mark.parametrize(
+    ("codec", "decoder", "entype", "b_frames"),
+    [("libx264", "h264", H264_MAIN, "0"), ("libx264", "h264", H264_MAIN, "3"), ("libx265", "hevc", H265, "4")],
+)
 @pytest.mark.parametrize("damage", ["joined mid-GOP", "damaged packets", "joined and damaged"])
 def test_regression_a_frame_without_a_picture_shifted_every_later_picture_to_the_wrong_callback(
-    ctx, b_frames, damage, acl_log
+    ctx, codec, decoder, entype, b_frames, damage, acl_log
 ):
-    full = encode_clip("libx264", 30, 192, 128, bf=b_frames, **GOP_12)
+    option = {"libx264": {"bf": b_frames}, "libx265": {}}[codec]  # x265 makes up to 4 B-frames by default
+    full = encode_clip(codec, 30, 192, 128, **option, **GOP_12[codec])
     packets = {
-        "joined mid-GOP": lambda: joined_mid_gop(full, 5),
+        "joined mid-GOP": lambda: joined_mid_gop(full, 5, decoder),
         "damaged packets": lambda: damaged(full),
-        "joined and damaged": lambda: joined_mid_gop(damaged(full), 7),
+        "joined and damaged": lambda: joined_mid_gop(damaged(full), 7, decoder),
     }[damage]()
-    own, order = reference_by_frame("h264", packets)  # PyAV decoding the same frames one by one
+    own, order = reference_by_frame(decoder, packets)  # PyAV decoding the same frames one by one
     lost = sorted(set(range(len(packets))) - set(own))
-    assert lost  # the case the test is about: frames the decoder drops without an error
-    channel = Channel(ctx, H264_MAIN)
+    assert lost or decoder == "h264"  # frames the decoder drops (FFmpeg conceals a cut H.264 frame instead)
+    assert order != sorted(order) or b_frames == "0"
+    channel = Channel(ctx, entype)
     for index, packet in enumerate(packets):
         assert channel.send(packet, user_data=index) == SUCCESS
     assert channel.close() == SUCCESS
@@ -187,19 +198,70 @@ def test_regression_a_frame_without_a_picture_shifted_every_later_picture_to_the
     assert sorted(c["user_data"] for c in calls) == list(range(len(packets)))  # none lost, none doubled
     assert [c["user_data"] for c in calls if c["ret"] == 0] == order
     assert sorted(c["user_data"] for c in calls if c["ret"] != 0) == lost
-    assert {c["ret"] for c in calls if c["ret"] != 0} == {vdec.RET_DECODE_ERROR}
+    assert {c["ret"] for c in calls if c["ret"] != 0} <= {vdec.RET_DECODE_ERROR}
+    # A damaged frame decodes partly, the rest of its picture being whatever FFmpeg's reused buffer held (and so
+    # do the frames that refer to it): bit-exact comparison holds for the groups of pictures no damage reached.
+    clean = clean_frames(packets, set(full), decoder)
+    compared = 0
     for call in calls:
-        if call["ret"] == 0:
+        if call["ret"] == 0 and call["user_data"] in clean:
             luma, chroma = nv12_of(call)
             np.testing.assert_array_equal(luma, own[call["user_data"]][0])
             np.testing.assert_array_equal(chroma, own[call["user_data"]][1])
-    assert any("gave no picture" in r.getMessage() for r in acl_log.records)
+            compared += 1
+    assert compared >= 6
+    assert any("gave no picture" in r.getMessage() for r in acl_log.records) == bool(lost)
+
+
+def clean_frames(packets: list[bytes], intact: set[bytes], decoder: str) -> set[int]:
+    """The frames of closed groups of pictures that start with a key frame and hold no damaged packet."""
+    groups: dict[int, list[int]] = {}
+    group = -1  # before the first key frame
+    for index, packet in enumerate(packets):
+        if KEY_FRAME_TYPES[decoder] & set(nal_types(packet, decoder)):
+            group += 1
+        groups.setdefault(group, []).append(index)
+    return {
+        index
+        for group, members in groups.items()
+        if group >= 0 and all(packets[i] in intact for i in members)
+        for index in members
+    }
+
+
+def test_frames_before_the_first_picture_of_an_intra_refresh_stream_fail_once_reorder_limit_pictures_came_out(ctx):
+    """A camera with periodic intra refresh sends no key frame after the first: a receiver that joins gets its first
+    picture (not a key frame) once a refresh has gone through, and the frames before it never come. Each gets its
+    error once ``REORDER_LIMIT`` later pictures have come out before it, without waiting for the end of the stream."""
+    full = encode_clip("libx264", 60, 192, 128, profile="baseline", **{"x264-params": "intra-refresh=1:keyint=20"})
+    packets = joined_mid_gop(full, 3)
+    own, order = reference_by_frame("h264", packets)
+    first = order[0]
+    assert first > 1 and sorted(own) == list(range(first, len(packets)))
+    channel = Channel(ctx, 1)
+    errors = threading.Event()
+    channel.on_callback = lambda call: errors.set() if call["ret"] else None
+    last = first + vdec.REORDER_LIMIT  # the 17th picture to come out after those frames' turn
+    for index, packet in enumerate(packets[: last + 1]):
+        assert channel.send(packet, user_data=index) == SUCCESS
+        if index == last - 1:
+            assert len(vdec.channel_descs.get(channel.desc).channel.waiting) == first  # not given up yet
+    assert errors.wait(60)
+    for index, packet in enumerate(packets[last + 1 :], start=last + 1):
+        assert channel.send(packet, user_data=index) == SUCCESS
+    assert channel.close() == SUCCESS
+    calls = [(c["user_data"], c["ret"]) for c in channel.calls]
+    assert calls == [
+        *((i, 0) for i in range(first, last)),
+        *((i, vdec.RET_DECODE_ERROR) for i in range(first)),
+        *((i, 0) for i in range(last, len(packets))),
+    ]
 
 
 def test_regression_a_joined_stream_gave_the_frames_before_its_first_key_frame_the_later_pictures(ctx):
     """From the first IDR on, a stream joined mid-GOP decodes exactly as the whole stream does; the frames before
     it get ret code 1 as soon as the key frame comes out, not at the end of the stream."""
-    full = encode_clip("libx264", 30, 192, 128, bf="3", **GOP_12)
+    full = encode_clip("libx264", 30, 192, 128, bf="3", **GOP_12["libx264"])
     whole, _ = reference_by_frame("h264", full)
     packets = joined_mid_gop(full, 5)
     channel = Channel(ctx, H264_MAIN)

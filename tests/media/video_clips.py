@@ -102,16 +102,26 @@ def nal_units(packet: bytes) -> list[bytes]:
     """The NAL units of an Annex-B access unit, without their start codes."""
     starts = [i + 3 for i in range(len(packet) - 2) if packet[i : i + 3] == b"\x00\x00\x01"]
     ends = [i - 3 for i in starts[1:]] + [len(packet)]
-    return [packet[a:b].rstrip(b"\x00") for a, b in zip(starts, ends, strict=True)]
+    units = (packet[a:b].rstrip(b"\x00") for a, b in zip(starts, ends, strict=True))
+    return [unit for unit in units if unit]
 
 
-def parameter_sets(packet: bytes) -> bytes:
-    """The SPS/PPS (H.264 NAL types 7, 8) of an access unit, as a camera sends them ahead of a joined stream."""
-    return b"".join(b"\x00\x00\x00\x01" + unit for unit in nal_units(packet) if unit[0] & 0x1F in (7, 8))
+def nal_type(unit: bytes, decoder: str = "h264") -> int:
+    return (unit[0] >> 1) & 0x3F if decoder == "hevc" else unit[0] & 0x1F
 
 
-def nal_types(packet: bytes) -> list[int]:
-    return [unit[0] & 0x1F for unit in nal_units(packet)]
+def nal_types(packet: bytes, decoder: str = "h264") -> list[int]:
+    return [nal_type(unit, decoder) for unit in nal_units(packet)]
+
+
+KEY_FRAME_TYPES = {"h264": {5}, "hevc": {19, 20}}  # IDR slices
+_PARAMETER_SET_TYPES = {"h264": {7, 8}, "hevc": {32, 33, 34}}  # (VPS,) SPS, PPS
+
+
+def parameter_sets(packet: bytes, decoder: str = "h264") -> bytes:
+    """The parameter sets of an access unit, as a camera sends them ahead of a stream a receiver joins."""
+    units = nal_units(packet)
+    return b"".join(b"\x00\x00\x00\x01" + u for u in units if nal_type(u, decoder) in _PARAMETER_SET_TYPES[decoder])
 
 
 def psnr(a: np.ndarray, b: np.ndarray) -> float:

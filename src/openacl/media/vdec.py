@@ -2,8 +2,9 @@
 
 ``vdec_create_channel`` subscribes the thread id set on the channel desc to the channel's own stream
 (``video_channel.py``). ``vdec_send_frame`` copies the input bitstream at the call (callers reuse the buffer),
-splits it into access units with FFmpeg's parser and decodes them on the calling thread; each sent frame gets one
-callback ``fn(input_stream_desc, output_pic_desc, user_data)``, run by the subscribed thread.
+and decodes it on the calling thread as one packet (DVPP takes one complete frame per send; FFmpeg's Annex-B
+parser, used before, held a damaged frame's tail and joined it to the next frame's bytes); each sent frame gets
+one callback ``fn(input_stream_desc, output_pic_desc, user_data)``, run by the subscribed thread.
 
 Each frame's callback carries that frame's own picture: its packets go to the decoder tagged with the frame's
 sequence number as ``pts``, and FFmpeg hands that ``pts`` back on the picture they decode to, whatever the
@@ -113,7 +114,7 @@ class _Target:
 
 
 class _Decoder:
-    """One FFmpeg decoder with its Annex-B parser."""
+    """One FFmpeg decoder."""
 
     def __init__(self, entype: int, out_mode: int) -> None:
         name = "hevc" if entype == StreamFormat.H265_MAIN_LEVEL else "h264"
@@ -126,10 +127,10 @@ class _Decoder:
         refusal if any (the pictures before it are kept: they belong to earlier frames)."""
         context = self.context
         pictures: list[av.VideoFrame] = []
+        packet = av.Packet(data)  # one complete frame per send (D-VDEC-SEND): the packet is the frame
+        packet.pts = seq
         try:
-            for packet in context.parse(data) + context.parse(None):  # one complete frame per send: flush the parser
-                packet.pts = seq
-                pictures.extend(context.decode(packet))
+            pictures.extend(context.decode(packet))
         except av.FFmpegError as exc:
             return pictures, exc
         return pictures, None
