@@ -6,8 +6,8 @@ and decodes it on the calling thread as one packet (DVPP takes one complete fram
 parser, used before, held a damaged frame's tail and joined it to the next frame's bytes); each sent frame gets
 one callback ``fn(input_stream_desc, output_pic_desc, user_data)``, run by the subscribed thread.
 
-Each frame's callback carries that frame's own picture: its packets go to the decoder tagged with the frame's
-sequence number as ``pts``, and FFmpeg hands that ``pts`` back on the picture they decode to, whatever the
+Each frame's callback carries that frame's own picture: its packet goes to the decoder tagged with the frame's
+sequence number as ``pts``, and FFmpeg hands that ``pts`` back on the picture it decodes to, whatever the
 reordering (B-frames) or delay. A frame's callback is launched when its picture comes out, so callbacks run in
 the decoder's output (display) order, as a player reads them. Before the callback the picture is written into the
 output desc's memory as NV12/NV21 and the desc gets its geometry and ``ret_code``. A frame whose picture never
@@ -123,8 +123,8 @@ class _Decoder:
             self.context.flags |= av.codec.context.Flags.low_delay
 
     def decode(self, data: bytes, seq: int) -> tuple[list[av.VideoFrame], av.FFmpegError | None]:
-        """Decode one sent frame, its packets tagged ``pts = seq``: the pictures that came out, and FFmpeg's
-        refusal if any (the pictures before it are kept: they belong to earlier frames)."""
+        """Decode one sent frame as one packet tagged ``pts = seq``: the pictures that came out (this frame's or
+        earlier ones'), and FFmpeg's refusal if any."""
         context = self.context
         pictures: list[av.VideoFrame] = []
         packet = av.Packet(data)  # one complete frame per send (D-VDEC-SEND): the packet is the frame

@@ -1,9 +1,9 @@
-"""What VDEC and VENC channels share: a callback stream, frames delivered in send order, and a draining destroy.
+"""What VDEC and VENC channels share: a callback stream, one callback per frame sent, and a draining destroy.
 
 A channel owns one internal stream of the creating thread's context, subscribed (``openacl.runtime.report``) to
 the thread id set on its channel desc: every frame's callback is launched on that stream as a blocking callback,
 so it runs inside that thread's ``process_report`` loop (or inside a wait of that thread), one at a time, in the
-order the frames were sent (spec dvpp.md §8.1-§8.2, §9).
+order the callbacks were launched (spec dvpp.md §8.1-§8.2, §9).
 
 A sent frame is a ``Pending`` record; the codec resolves records (a picture, an encoded payload, or a failure
 code) and each resolved record's callback is launched. VENC keeps its records in a FIFO and launches the resolved
