@@ -135,8 +135,28 @@ def test_batch_crop_and_paste_and_list_rules(channel, stream):
         M.dvpp_vpc_batch_crop_async(channel, srcs, (1,), dsts, [crop], stream)
     with pytest.raises(ValueError):
         M.dvpp_vpc_batch_crop_and_paste_async(channel, srcs, [1], dsts, [crop], [], stream)
-    assert M.dvpp_vpc_batch_crop_async(channel, srcs, [2], dsts, [crop], stream) == (0, INVALID)
+    assert M.dvpp_vpc_batch_crop_async(channel, srcs, [2], dsts, [crop], stream) == (dsts, INVALID)
     assert M.dvpp_vpc_batch_crop_resize_async(channel, srcs, [1], dsts, [crop], 0, stream) == 0
+    assert acl.rt.synchronize_stream(stream) == 0
+
+
+def test_regression_a_failed_batch_call_returned_0_instead_of_the_batch_desc_it_was_given(channel, stream):
+    """pyACL returns ``(dst_batch_desc, ret)`` whatever ``ret`` is; the failure paths returned ``(0, ret)``."""
+    srcs = M.dvpp_create_batch_pic_desc(1)
+    fill_member(srcs, 0, 128, 64, planes_of(photo(128, 64)))
+    dsts = M.dvpp_create_batch_pic_desc(1)
+    fill_member(dsts, 0, 64, 32)
+    crop, paste = M.dvpp_create_roi_config(0, 31, 0, 15), M.dvpp_create_roi_config(16, 47, 0, 15)
+    bad_crop = M.dvpp_create_roi_config(0, 31, 0, 15)
+    M.dvpp_destroy_roi_config(bad_crop)
+    failures = [
+        (channel, srcs, [2], dsts, [crop]),  # roi_nums do not add up to the destination batch
+        (channel, srcs, [1], dsts, [bad_crop]),  # a destroyed roi config
+        (channel, dsts + 12345, [1], dsts, [crop]),  # not a batch desc
+    ]
+    for args in failures:
+        assert M.dvpp_vpc_batch_crop_async(*args, stream) == (dsts, INVALID)
+        assert M.dvpp_vpc_batch_crop_and_paste_async(*args, [paste], stream) == (dsts, INVALID)
     assert acl.rt.synchronize_stream(stream) == 0
 
 

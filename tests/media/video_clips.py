@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from fractions import Fraction
 
@@ -69,6 +70,58 @@ def reference_nv12(decoder: str, packets: list[bytes], nv21: bool = False) -> li
         chroma[:, 0::2], chroma[:, 1::2] = (v, u) if nv21 else (u, v)
         result.append((planes[0][:h, :w].copy(), chroma))
     return result
+
+
+def planes_nv12(picture: av.VideoFrame, nv21: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """A yuv420p picture as (luma, interleaved chroma)."""
+    w, h = picture.width, picture.height
+    planes = [np.frombuffer(p, np.uint8).reshape(-1, p.line_size) for p in picture.planes]
+    u, v = planes[1][: h // 2, : w // 2], planes[2][: h // 2, : w // 2]
+    chroma = np.empty((h // 2, w), np.uint8)
+    chroma[:, 0::2], chroma[:, 1::2] = (v, u) if nv21 else (u, v)
+    return planes[0][:h, :w].copy(), chroma
+
+
+def reference_by_frame(
+    decoder: str, packets: list[bytes]
+) -> tuple[dict[int, tuple[np.ndarray, np.ndarray]], list[int]]:
+    """PyAV decoding the frames one by one, each packet tagged with its index: the picture of each frame that gave
+    one (luma, NV12 chroma), and the frames in the order their pictures came out."""
+    context = av.CodecContext.create(decoder, "r")
+    pictures = []
+    for index, data in enumerate(packets):
+        packet = av.Packet(data)
+        packet.pts = index
+        with contextlib.suppress(av.FFmpegError):  # a refused packet gives no picture, as a dropped one
+            pictures += context.decode(packet)
+    pictures += context.decode(None)
+    return {p.pts: planes_nv12(p) for p in pictures}, [p.pts for p in pictures]
+
+
+def nal_units(packet: bytes) -> list[bytes]:
+    """The NAL units of an Annex-B access unit, without their start codes."""
+    starts = [i + 3 for i in range(len(packet) - 2) if packet[i : i + 3] == b"\x00\x00\x01"]
+    ends = [i - 3 for i in starts[1:]] + [len(packet)]
+    units = (packet[a:b].rstrip(b"\x00") for a, b in zip(starts, ends, strict=True))
+    return [unit for unit in units if unit]
+
+
+def nal_type(unit: bytes, decoder: str = "h264") -> int:
+    return (unit[0] >> 1) & 0x3F if decoder == "hevc" else unit[0] & 0x1F
+
+
+def nal_types(packet: bytes, decoder: str = "h264") -> list[int]:
+    return [nal_type(unit, decoder) for unit in nal_units(packet)]
+
+
+KEY_FRAME_TYPES = {"h264": {5}, "hevc": {19, 20}}  # IDR slices
+_PARAMETER_SET_TYPES = {"h264": {7, 8}, "hevc": {32, 33, 34}}  # (VPS,) SPS, PPS
+
+
+def parameter_sets(packet: bytes, decoder: str = "h264") -> bytes:
+    """The parameter sets of an access unit, as a camera sends them ahead of a stream a receiver joins."""
+    units = nal_units(packet)
+    return b"".join(b"\x00\x00\x00\x01" + u for u in units if nal_type(u, decoder) in _PARAMETER_SET_TYPES[decoder])
 
 
 def psnr(a: np.ndarray, b: np.ndarray) -> float:

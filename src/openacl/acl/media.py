@@ -12,6 +12,7 @@ from openacl.acl._args import (
     VALUES,
     ArgumentRuntimeError,
     ArgumentValueError,
+    FailureOf,
     api,
     handle_list,
     require_callable,
@@ -518,13 +519,16 @@ def _batch_lists(qualname: str, roi_nums, crop_areas, paste_areas=None):
     return nums, crops, pastes
 
 
-@api("kkOkOk", VALUE)
+_DST_BATCH = FailureOf(lambda args: args[3])  # a failed batch call returns the destination batch desc, as pyACL does
+
+
+@api("kkOkOk", VALUE, _DST_BATCH)
 def dvpp_vpc_batch_crop_async(channel_desc, src_batch_desc, roi_nums, dst_batch_desc, crop_area, stream):
     nums, crops, _ = _batch_lists("acl.media.dvpp_vpc_batch_crop_async", roi_nums, crop_area)
     return _vpc.batch(channel_desc, src_batch_desc, nums, dst_batch_desc, crops, None, 0, stream, "batch_crop")
 
 
-@api("kkOkOOk", VALUE)
+@api("kkOkOOk", VALUE, _DST_BATCH)
 def dvpp_vpc_batch_crop_and_paste_async(
     channel_desc, src_batch_desc, roi_nums, dst_batch_desc, crop_area, paste_area, stream
 ):

@@ -2,10 +2,20 @@
 
 ``vdec_create_channel`` subscribes the thread id set on the channel desc to the channel's own stream
 (``video_channel.py``). ``vdec_send_frame`` copies the input bitstream at the call (callers reuse the buffer),
-splits it into access units with FFmpeg's parser and decodes them on the calling thread; each sent frame gets one
-callback ``fn(input_stream_desc, output_pic_desc, user_data)``, in send order, run by the subscribed thread. The
-N-th picture the decoder outputs (display order) goes to the N-th frame sent; before the callback the picture is
-written into the output desc's memory as NV12/NV21 and the desc gets its geometry and ``ret_code``.
+and decodes it on the calling thread as one packet (DVPP takes one complete frame per send; FFmpeg's Annex-B
+parser, used before, held a damaged frame's tail and joined it to the next frame's bytes); each sent frame gets
+one callback ``fn(input_stream_desc, output_pic_desc, user_data)``, run by the subscribed thread.
+
+Each frame's callback carries that frame's own picture: its packet goes to the decoder tagged with the frame's
+sequence number as ``pts``, and FFmpeg hands that ``pts`` back on the picture it decodes to, whatever the
+reordering (B-frames) or delay. A frame's callback is launched when its picture comes out, so callbacks run in
+the decoder's output (display) order, as a player reads them. Before the callback the picture is written into the
+output desc's memory as NV12/NV21 and the desc gets its geometry and ``ret_code``. A frame whose picture never
+comes (a damaged packet, a frame before the first key frame of a stream joined mid-GOP) gets its callback with
+``ret_code`` 1, CANN's "decoding failed" (D-VDEC-GUIDE-PY), as soon as that is known: when the decoder outputs
+a key frame sent after it (nothing decoded before a key frame is output after it), when more than
+``REORDER_LIMIT`` pictures of frames sent after it have come out first, or at EOS. A picture that comes after its
+frame was given up on is dropped (logged), never given to another frame.
 
 Decisions where CANN is silent (and the spec's recommendations taken):
 - Output geometry: an output desc with width, height and both strides unset gets the stream's size with
@@ -15,8 +25,8 @@ Decisions where CANN is silent (and the spec's recommendations taken):
   ``size`` is kept as the user set it. The format is the output desc's if it is NV12/NV21 (or RGB888/BGR888 on
   the 310P rules), the channel desc's (default NV12) if the output desc's is 0, anything else is 100027.
 - Per-frame failures go into the output desc's ``ret_code``, never into a crash or a failed stream:
-  ``RET_NO_PICTURE`` (0x20000) when the decoder gave no picture for a frame (corrupt or truncated data, a stream of
-  the other codec, frames still missing at EOS), ``RET_DECODE_ERROR`` (1) when FFmpeg rejected the frame's data,
+  ``RET_DECODE_ERROR`` (1) when FFmpeg rejected the frame's data or gave no picture for it (corrupt or truncated
+  data, a stream of the other codec, frames before the first key frame),
   ``RET_UNSUPPORTED`` (0xA0058008) for a stream outside 128..4096 pixels a side or not 4:2:0,
   ``RET_OUT_OF_RANGE`` (0xA0058003) for output geometry DVPP cannot produce, ``RET_BUFFER_TOO_SMALL``
   (0xA0058013) when ``size`` is below the picture, ``RET_BAD_ADDRESS`` (0xA0058011) for memory that is not live.
@@ -35,7 +45,6 @@ Decisions where CANN is silent (and the spec's recommendations taken):
 from __future__ import annotations
 
 import dataclasses
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -54,14 +63,16 @@ from openacl.runtime.handles import HandleTable
 
 _INVALID = AclCode.ACL_ERROR_INVALID_PARAM
 
-RET_DECODE_ERROR = 1
-RET_NO_PICTURE = 0x20000  # ERR_DECODE_NOPIC
+RET_DECODE_ERROR = 1  # CANN's "decoding failed", also for a frame the decoder gave no picture
 RET_OUT_OF_RANGE = 0xA0058003
 RET_UNSUPPORTED = 0xA0058008
 RET_BAD_ADDRESS = 0xA0058011
 RET_BUFFER_TOO_SMALL = 0xA0058013
 
 STREAM_MIN, STREAM_MAX = 128, 4096
+# How many pictures of frames sent later may come out before a frame's own: the frames an encoder puts between
+# two anchors (16 at most in x264 and x265, and in the DPB of any H.264/H.265 level).
+REORDER_LIMIT = 16
 OUT_MIN_WIDTH, OUT_MIN_HEIGHT, OUT_MAX = 10, 6, 4096
 _RGB = frozenset({PixelFormat.RGB_888, PixelFormat.BGR_888})
 
@@ -103,7 +114,7 @@ class _Target:
 
 
 class _Decoder:
-    """One FFmpeg decoder with its Annex-B parser."""
+    """One FFmpeg decoder."""
 
     def __init__(self, entype: int, out_mode: int) -> None:
         name = "hevc" if entype == StreamFormat.H265_MAIN_LEVEL else "h264"
@@ -111,19 +122,34 @@ class _Decoder:
         if out_mode == 1:
             self.context.flags |= av.codec.context.Flags.low_delay
 
-    def decode(self, data: bytes) -> list[av.VideoFrame]:
+    def decode(self, data: bytes, seq: int) -> tuple[list[av.VideoFrame], av.FFmpegError | None]:
+        """Decode one sent frame as one packet tagged ``pts = seq``: the pictures that came out (this frame's or
+        earlier ones'), and FFmpeg's refusal if any."""
         context = self.context
         pictures: list[av.VideoFrame] = []
-        for packet in context.parse(data) + context.parse(None):  # one complete frame per send: flush the parser
-            pictures.extend(context.decode(packet))
-        return pictures
-
-    def flush(self) -> list[av.VideoFrame]:
+        packet = av.Packet(data)  # one complete frame per send (D-VDEC-SEND): the packet is the frame
+        packet.pts = seq
         try:
-            return list(self.context.decode(None))
+            pictures.extend(context.decode(packet))
         except av.FFmpegError as exc:
-            log.warning("vdec: flushing the decoder failed: %s", exc)
-            return []
+            return pictures, exc
+        return pictures, None
+
+    def flush(self) -> tuple[list[av.VideoFrame], av.FFmpegError | None]:
+        try:
+            return list(self.context.decode(None)), None
+        except av.FFmpegError as exc:
+            return [], exc
+
+
+class _Waiting:
+    """A sent frame whose picture may still come, and how many later frames' pictures came out before it."""
+
+    __slots__ = ("overtaken", "record")
+
+    def __init__(self, record: Pending) -> None:
+        self.record = record
+        self.overtaken = 0
 
 
 class VdecChannel(CallbackChannel):
@@ -136,58 +162,73 @@ class VdecChannel(CallbackChannel):
         self.entype = desc.entype
         self.out_mode = desc.out_mode
         self.decoder = _Decoder(self.entype, self.out_mode)
-        self.spare: deque[av.VideoFrame] = deque()  # pictures no sent frame is waiting for (yet)
+        # Invariant: the frames sent to the current decoder that are not resolved, by sequence number (= the pts
+        # their packets carry), oldest first. A picture resolves only the entry of its own pts.
+        self.waiting: dict[int, _Waiting] = {}
+        self.strays = 0  # pictures whose frame was already resolved (given up on, or a second picture in a send)
         self.closing = False
         self.fresh = True  # nothing sent since the last EOS
 
     # ----- under self.lock -----
 
-    def send(self, record: Pending, data: bytes | None) -> None:
-        self.add(record)
+    def send(self, record: Pending, data: bytes) -> None:
+        self.number(record)
         self.fresh = False
-        if data is not None:
-            try:
-                pictures = self.decoder.decode(data)
-            except av.FFmpegError as exc:
-                log.warning("vdec channel %d: frame %d: %s", self.settings.channel_id, record.seq, exc)
-                record.resolve(code=RET_DECODE_ERROR)
-                pictures = []
-            self.assign(pictures)
-        self.launch_resolved()
+        self.waiting[record.seq] = _Waiting(record)
+        pictures, error = self.decoder.decode(data, record.seq)
+        self.assign(pictures)
+        if error is not None and record.seq in self.waiting:
+            self.give_up([record.seq], f"frame {record.seq}: {error}")
 
     def assign(self, pictures: list[av.VideoFrame]) -> None:
-        self.spare.extend(pictures)
-        if not self.spare:
-            return
-        for record in self.fifo:
-            if not self.spare:
-                break
-            if not record.resolved:
-                record.resolve(self.spare.popleft())
+        """Launch each picture's own frame; before it, give up on the earlier frames it shows are lost."""
+        for picture in pictures:
+            seq = picture.pts
+            own = self.waiting.pop(seq, None) if seq is not None else None
+            if own is None:
+                self.strays += 1
+                continue
+            lost = []
+            for earlier, entry in self.waiting.items():
+                if earlier > seq:
+                    break
+                entry.overtaken += 1
+                if picture.key_frame or entry.overtaken > REORDER_LIMIT:
+                    lost.append(earlier)
+            if lost:
+                why = "a later key frame came out" if picture.key_frame else "too many later pictures came out"
+                self.give_up(lost, f"gave no picture ({why})")
+            own.record.resolve(picture)
+            self.launch(own.record)
+
+    def give_up(self, seqs: list[int], why: str) -> None:
+        """Frames whose picture will not come: each gets its callback with RET_DECODE_ERROR; one warning."""
+        for seq in seqs:
+            record = self.waiting.pop(seq).record
+            record.resolve(code=RET_DECODE_ERROR)
+            self.launch(record)
+        self.notes.append(
+            f"vdec channel {self.settings.channel_id}: {len(seqs)} frame(s) from {seqs[0]} on {why}: "
+            f"ret code {RET_DECODE_ERROR}"
+        )
 
     def flush(self) -> None:
-        """End of stream: the decoder's last pictures, NOPIC for frames still without one, a fresh decoder."""
+        """End of stream: the decoder's last pictures, RET_DECODE_ERROR for frames still without one, a fresh
+        decoder."""
         if self.fresh:
             return
-        self.assign(self.decoder.flush())
-        missing = [record for record in self.fifo if not record.resolved]
-        for record in missing:
-            record.resolve(code=RET_NO_PICTURE)
-        if missing:
-            log.warning(
-                "vdec channel %d: %d frame(s) got no picture (ret code %#x)",
-                self.settings.channel_id,
-                len(missing),
-                RET_NO_PICTURE,
+        pictures, error = self.decoder.flush()
+        if error is not None:
+            self.notes.append(f"vdec channel {self.settings.channel_id}: flushing the decoder failed: {error}")
+        self.assign(pictures)
+        if self.waiting:
+            self.give_up(list(self.waiting), "gave no picture by the end of the stream")
+        if self.strays:
+            self.notes.append(
+                f"vdec channel {self.settings.channel_id}: {self.strays} picture(s) came after their frame had "
+                "been given up on (or were a second picture of one frame) and were dropped"
             )
-        if self.spare:
-            log.info(
-                "vdec channel %d: %d picture(s) beyond the frames sent were dropped",
-                self.settings.channel_id,
-                len(self.spare),
-            )
-            self.spare.clear()
-        self.launch_resolved()
+            self.strays = 0
         self.decoder = _Decoder(self.entype, self.out_mode)
         self.fresh = True
 
@@ -330,9 +371,14 @@ def destroy_channel(handle: int) -> None:
         if channel.closing:
             raise AclError(_INVALID, f"vdec channel of desc {handle:#x} is being destroyed")
         channel.closing = True
-        channel.flush()
+    # Invariant: once closing, the channel is freed whatever happens below (no channel stays "being destroyed",
+    # no stream is left behind); close() says 507012 for callbacks that never ran.
     try:
-        channel.close()
+        try:
+            with channel.lock:
+                channel.flush()
+        finally:
+            channel.close()
     finally:
         with _lifetime:
             channel.desc.channel = None
@@ -370,6 +416,7 @@ def send_frame(
             if channel.closing:
                 raise AclError(_INVALID, "vdec channel is being destroyed")
             channel.flush()
+        channel.emit()
         if not channel.wait_callbacks():
             raise channel.stalled_error("vdec_send_frame of the end of stream")
         return
@@ -385,6 +432,7 @@ def send_frame(
         if channel.closing:
             raise AclError(_INVALID, "vdec channel is being destroyed")
         channel.send(record, data)
+    channel.emit()
 
 
 # ----- frame configs -----

@@ -1,13 +1,14 @@
-"""What VDEC and VENC channels share: a callback stream, frames delivered in send order, and a draining destroy.
+"""What VDEC and VENC channels share: a callback stream, one callback per frame sent, and a draining destroy.
 
 A channel owns one internal stream of the creating thread's context, subscribed (``openacl.runtime.report``) to
 the thread id set on its channel desc: every frame's callback is launched on that stream as a blocking callback,
 so it runs inside that thread's ``process_report`` loop (or inside a wait of that thread), one at a time, in the
-order the frames were sent (spec dvpp.md §8.1-§8.2, §9).
+order the callbacks were launched (spec dvpp.md §8.1-§8.2, §9).
 
-A sent frame is a ``Pending`` record in the channel's FIFO; the codec resolves records (a picture, an encoded
-payload, or a failure code), and the resolved records at the head of the FIFO are launched, so a frame whose
-result comes later (a decoder's reorder delay) holds back the frames sent after it.
+A sent frame is a ``Pending`` record; the codec resolves records (a picture, an encoded payload, or a failure
+code) and each resolved record's callback is launched. VENC keeps its records in a FIFO and launches the resolved
+ones at its head (send order); VDEC launches each frame when the decoder gives its picture (display order) or
+gives up on it (``vdec.py``).
 
 Decisions where CANN is silent:
 - EOS and destroy wait for the callbacks already launched. A wait that would need the calling thread's own
@@ -19,6 +20,9 @@ Decisions where CANN is silent:
   channel, drops the callbacks that never ran (with one warning) and returns 507012. A slow callback never counts
   as a stall. A subscribed thread that has exited is handled by the runtime (its callbacks are dropped with a
   warning); destroy then also returns 507012, since frames were sent whose callbacks never ran.
+- A frame whose result comes once its callback can no longer be launched (the subscribed thread has exited and
+  was unsubscribed, or the device was reset under the channel) is dropped the same way: one warning, and
+  destroy returns 507012 and still frees the channel and its stream.
 """
 
 from __future__ import annotations
@@ -93,22 +97,54 @@ class CallbackChannel:
         self.started = 0
         self.running = 0
         self.closed = False
+        self.dropped = 0  # frames whose callback could not be launched: they never run
+        self.notes: list[str] = []  # warnings made under self.lock, logged by emit() once it is released
+        self._unreported = 0  # dropped frames no warning has counted yet
+        self._drop_reason = ""
 
     # ----- frames -----
 
-    def add(self, record: Pending) -> None:
-        """Queue a sent frame (hold ``self.lock``)."""
+    def number(self, record: Pending) -> None:
+        """Give a sent frame its sequence number (hold ``self.lock``)."""
         record.seq = self.sent
         self.sent += 1
+
+    def add(self, record: Pending) -> None:
+        """Number a sent frame and queue it in the FIFO (hold ``self.lock``)."""
+        self.number(record)
         self.fifo.append(record)
 
     def launch_resolved(self) -> None:
         """Launch the callbacks of the resolved frames at the head of the FIFO (hold ``self.lock``)."""
         fifo = self.fifo
         while fifo and fifo[0].resolved:
-            record = fifo.popleft()
+            self.launch(fifo.popleft())
+
+    def launch(self, record: Pending) -> None:
+        """Launch one resolved frame's callback (hold ``self.lock``).
+
+        A callback the runtime refuses (no subscribed thread any more, a stream torn down by a reset) can never
+        run: it is dropped and counted, for one warning (``emit``) and for ``close``'s 507012."""
+        try:
             _report.launch(self._run, record, _report.ACL_CALLBACK_BLOCK, self.stream)
+        except AclError as exc:
+            self.dropped += 1
+            self._unreported += 1
+            self._drop_reason = str(exc)
+        else:
             self.launched += 1
+
+    def emit(self) -> None:
+        """Log what was noted under ``self.lock`` (call without it: logging handlers are user code)."""
+        with self.lock:
+            notes, self.notes = self.notes, []
+            dropped, reason, self._unreported = self._unreported, self._drop_reason, 0
+        for note in notes:
+            log.warning("%s", note)
+        if dropped:
+            log.warning(
+                "%s channel: %d frame callback(s) dropped, they can no longer run: %s", self.kind, dropped, reason
+            )
 
     def _run(self, record: Pending) -> None:
         """The callback task: runs on the subscribed thread."""
@@ -166,13 +202,16 @@ class CallbackChannel:
     def close(self) -> None:
         """Drain, unsubscribe and drop the stream (after the codec has flushed); raises 507012 if callbacks
         never ran. The channel is closed either way."""
-        if self.stream.destroyed:  # its device was reset under it: nothing is left to wait for
-            return
-        drained = self.wait_callbacks()
-        if self.stream.subscription is not None:
-            _report.unsubscribe(self.stream.subscription.thread_id, self.stream, reason=f"{self.kind}_destroy_channel")
-        _device.destroy_stream_object(self.stream, True, f"{self.kind}_destroy_channel")
-        undelivered = self.launched - self.started
+        self.emit()
+        drained = True
+        if not self.stream.destroyed:  # a device reset under the channel leaves nothing to wait for or free
+            drained = self.wait_callbacks()
+            if self.stream.subscription is not None:
+                _report.unsubscribe(
+                    self.stream.subscription.thread_id, self.stream, reason=f"{self.kind}_destroy_channel"
+                )
+            _device.destroy_stream_object(self.stream, True, f"{self.kind}_destroy_channel")
+        undelivered = self.launched - self.started + self.dropped
         if not drained or undelivered:
             raise AclError(
                 AclCode.ACL_ERROR_RT_REPORT_TIMEOUT,
