@@ -1,4 +1,4 @@
-"""Bugs the fuzz suite found in acl.op, each returning 500000 (an internal error) before its fix."""
+"""Bugs the fuzz suite found in acl.op, each returning 500000 or 507000 (an internal error) before its fix."""
 
 from __future__ import annotations
 
@@ -8,8 +8,11 @@ import numpy as np
 import pytest
 
 import acl
+from openacl.errors import AclCode
+from tests.op.conftest import Const
 
 INVALID = 100000
+F32 = np.float32
 
 
 def test_regression_an_object_array_list_attribute_is_a_parse_error():
@@ -72,3 +75,44 @@ def test_regression_a_huge_2d_integer_cast_does_not_exhaust_memory():
     acl.op.destroy_handle(handle)
     assert not compiled._data_prop_is_safe([compiled.Feed(0, "x", np.dtype(np.int32), (2**31, 2), 0)])
     assert not compiled._data_prop_is_safe([compiled.Feed(0, "x", np.dtype(np.int64), (65, 65), 0)])
+
+
+def _no_internal_error(acl_log) -> None:
+    assert not [r for r in acl_log.records if r.exc_info or "internal error" in r.getMessage()]
+
+
+@pytest.mark.parametrize("op_type", ["ConcatV2", "Concat"])
+def test_regression_a_concat_dim_holding_two_values_is_input_not_match(runner, acl_log, op_type):
+    x = np.ones((2, 3), F32)
+    dim = Const(np.array([0, 1], np.int32))
+    inputs = [x, x, dim] if op_type == "ConcatV2" else [dim, x, x]
+    assert runner.ret(op_type, inputs, [(F32, (4, 3))]) == AclCode.ACL_ERROR_OP_INPUT_NOT_MATCH
+    assert "concat_dim holds 2 values, not 1" in acl_log.text
+    _no_internal_error(acl_log)
+
+
+def test_regression_a_transpose_of_a_scalar_is_input_not_match(runner, acl_log):
+    scalar = np.array(1.5, F32)
+    assert runner.ret("TransposeD", [scalar], [(F32, ())], {"perm": ("list_int", [])}) == 100021
+    _no_internal_error(acl_log)
+
+
+@pytest.mark.parametrize(
+    "op_type, inputs, output",
+    [
+        ("RealDiv", [np.array([1, 2], np.int32), np.array([1, 0], np.int32)], (np.int32, (2,))),
+        ("ReduceSum", [np.ones((2, 3), F32), np.array([5], np.int64)], (F32, (2, 3))),
+    ],
+    ids=["integer_division_by_zero", "reduce_axis_out_of_range"],
+)
+def test_regression_an_operator_onnxruntime_refuses_fails_the_stream_as_a_model_does(
+    runner, stream, acl_log, op_type, inputs, output
+):
+    """The data is refused only when the operator runs: the stream fails with the model path's 500001 and one
+    line, not 507000 and a traceback; the stream goes on."""
+    assert runner.ret(op_type, inputs, [output]) == 0
+    assert acl.rt.synchronize_stream(stream) == AclCode.ACL_ERROR_FAILURE
+    failed = [r for r in acl_log.records if f"op:{op_type} failed" in r.getMessage()]
+    assert len(failed) == 1 and "\n" not in failed[0].getMessage()
+    _no_internal_error(acl_log)
+    assert runner.run("Add", [np.ones(2, F32), np.ones(2, F32)], [(F32, (2,))])[0].tolist() == [2, 2]

@@ -90,6 +90,8 @@ def _lower_strided_d(b: Builder, inputs: list[Operand | None], attrs: dict, outp
 
 
 def _transpose(b: Builder, x: Operand, perm: list[int]) -> list[str]:
+    if x.rank == 0:
+        raise input_mismatch(b.op_type, "x is a scalar: a transpose needs 1 or more dims")
     if sorted(perm) != list(range(x.rank)):
         raise input_mismatch(b.op_type, f"perm {perm} is not a permutation of x's {x.rank} dims")
     return [b.one("Transpose", [x.name], perm=perm)]
@@ -127,16 +129,21 @@ def _lower_concat_d(b: Builder, inputs: list[Operand | None], attrs: dict, outpu
     return _concat(b, list(inputs), attrs["concat_dim"], attrs["N"])
 
 
+def _concat_dim(b: Builder, dim: Operand) -> int:
+    values = b.const_ints(dim, "concat_dim")
+    if len(values) != 1:
+        raise input_mismatch(b.op_type, f"concat_dim holds {len(values)} values, not 1")
+    return values[0]
+
+
 def _lower_concat_v2(b: Builder, inputs: list[Operand | None], attrs: dict, outputs: list[Output]) -> list[str]:
     *tensors, dim = inputs
-    (axis,) = b.const_ints(dim, "concat_dim")
-    return _concat(b, tensors, axis, attrs["N"])
+    return _concat(b, tensors, _concat_dim(b, dim), attrs["N"])
 
 
 def _lower_concat(b: Builder, inputs: list[Operand | None], attrs: dict, outputs: list[Output]) -> list[str]:
     dim, *tensors = inputs
-    (axis,) = b.const_ints(dim, "concat_dim")
-    return _concat(b, tensors, axis, attrs["N"])
+    return _concat(b, tensors, _concat_dim(b, dim), attrs["N"])
 
 
 def _list(name: str, doc: str = "") -> AttrSpec:
