@@ -153,3 +153,57 @@ def test_fractal_nz_is_refused_when_built():
     b.set_graph_output(y, 0)
     with pytest.raises(GeError, match=r"FORMAT_FRACTAL_NZ \(29\), an Ascend storage layout"):
         run(b.build_and_reset(), Tensor([0.0] * 256, None, DataType.DT_FLOAT, Format.FORMAT_ND, [16, 16]))
+
+
+INT64_PAST = [2**63, -(2**63) - 1, 2**64]
+
+
+@pytest.mark.parametrize("value", INT64_PAST)
+def test_regression_an_int_literal_past_int64_is_a_value_error(value):
+    """``create_const_int64(2**63)``, ``x + 2**63``: numpy's OverflowError escaped; it is the ValueError the
+    unsigned consts raise."""
+    b = GraphBuilder("lits")
+    x = b.create_input(0, data_type=DataType.DT_INT64, shape=[2])
+    for make in (
+        lambda: b.create_const_int64(value),
+        lambda: b.create_const_int64([1, value]),
+        lambda: b.create_scalar_int64(value),
+        lambda: b.create_vector_int64([value]),
+        lambda: x + value,
+        lambda: value * x,
+        lambda: x - [value, 1],
+        lambda: b.set_graph_attr_int64("a", value),
+        lambda: b.set_node_attr_int64(x, "a", value),
+    ):
+        with pytest.raises(ValueError, match="out of range for int64"):
+            make()
+    with pytest.raises(ValueError, match="out of range"), attr_scope({"a": value}):
+        pass
+
+
+@pytest.mark.parametrize(
+    "method, value",
+    [
+        ("create_const_int32", 2**31),
+        ("create_scalar_int32", -(2**31) - 1),
+        ("create_const_uint32", 2**32),
+        ("create_scalar_uint32", -1),
+        ("create_const_uint64", 2**64),
+        ("create_scalar_uint64", -1),
+        ("create_const_float", 2**1024),
+        ("create_scalar_float", -(2**1024)),
+    ],
+    ids=lambda v: "huge" if isinstance(v, int) and abs(v) > 2**70 else None,
+)
+def test_regression_a_literal_outside_its_const_type_is_a_value_error(method, value):
+    b = GraphBuilder("lits")
+    with pytest.raises(ValueError, match="out of range"):
+        getattr(b, method)(value)
+
+
+def test_literals_at_the_edge_of_int64_run():
+    b = GraphBuilder("edges")
+    x = b.create_input(0, data_type=DataType.DT_INT64, shape=[2])
+    b.set_graph_output(x - b.create_const_int64([2**63 - 1, -(2**63)]), 0)
+    [out] = run(b.build_and_reset(), Tensor([0, -1], None, DataType.DT_INT64, Format.FORMAT_ND, [2]))
+    assert out.get_data() == [-(2**63) + 1, 2**63 - 1]
