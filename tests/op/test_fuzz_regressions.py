@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,6 +16,7 @@ from tests.op.conftest import Const
 
 INVALID = 100000
 F32 = np.float32
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_regression_an_object_array_list_attribute_is_a_parse_error():
@@ -116,3 +120,45 @@ def test_regression_an_operator_onnxruntime_refuses_fails_the_stream_as_a_model_
     assert len(failed) == 1 and "\n" not in failed[0].getMessage()
     _no_internal_error(acl_log)
     assert runner.run("Add", [np.ones(2, F32), np.ones(2, F32)], [(F32, (2,))])[0].tolist() == [2, 2]
+
+
+def test_regression_a_slice_end_past_int64_is_clamped(runner, acl_log):
+    """SliceD's end ``offset + size`` of 2**63 - 1 + 2 overflowed numpy's int64: 500000 (found by the op fuzzer)."""
+    x = np.arange(3, dtype=F32)
+    attrs = {"offsets": ("list_int", [2**63 - 1]), "size": ("list_int", [2])}
+    assert runner.run("SliceD", [x], [(F32, (0,))], attrs)[0].shape == (0,)
+    attrs = {"offsets": ("list_int", [1]), "size": ("list_int", [2**63 - 1])}
+    assert runner.run("SliceD", [x], [(F32, (2,))], attrs)[0].tolist() == [1, 2]
+    _no_internal_error(acl_log)
+
+
+DIVISION_SCRIPT = """
+import numpy as np
+import openacl
+openacl.install()
+import acl
+from tests.op.conftest import Runner
+
+assert acl.rt.set_device(0) == 0
+stream, _ = acl.rt.create_stream()
+runner = Runner(stream)
+for dtype in (np.int32, np.int64):
+    low = np.iinfo(dtype).min
+    x1, x2 = np.array([low, 7, -7, low], dtype), np.array([-1, -1, 2, 1], dtype)
+    for op_type in ("RealDiv", "Div"):
+        print(op_type, runner.run(op_type, [x1, x2], [(dtype, (4,))])[0].tolist())
+"""
+
+
+@pytest.mark.subprocess
+def test_regression_integer_division_of_the_minimum_by_minus_one_does_not_kill_the_process():
+    """int32/int64 MIN / -1 is a hardware trap in onnxruntime's integer Div: SIGFPE ended the process (found by
+    the op fuzzer). The quotient by -1 is the negation, which wraps MIN to MIN. Run in a child process, so that a
+    regression fails this test instead of killing the test run."""
+    done = subprocess.run(
+        [sys.executable, "-c", DIVISION_SCRIPT], capture_output=True, text=True, timeout=120, cwd=ROOT
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    lows = [-(2**31), -(2**63)]
+    expected = [f"{op} {[low, -7, -3, low]}" for low in lows for op in ("RealDiv", "Div")]
+    assert done.stdout.split("\n")[:-1] == expected

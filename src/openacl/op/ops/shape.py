@@ -12,7 +12,9 @@ INT64_MAX, INT64_MIN = (1 << 63) - 1, -(1 << 63)
 
 
 def _slice_ends(offsets: list[int], size: list[int]) -> list[int]:
-    return [INT64_MAX if n == -1 else start + n for start, n in zip(offsets, size, strict=True)]
+    """Each end, clamped to int64 (ONNX clamps ends to the dim anyway): 2**63-1 + 2 must not overflow."""
+    ends = [INT64_MAX if n == -1 else start + n for start, n in zip(offsets, size, strict=True)]
+    return [min(max(end, INT64_MIN), INT64_MAX) for end in ends]
 
 
 def _slice(b: Builder, x: Operand, starts: str, ends: str, count: int) -> list[str]:
