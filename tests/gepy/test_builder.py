@@ -207,3 +207,20 @@ def test_literals_at_the_edge_of_int64_run():
     b.set_graph_output(x - b.create_const_int64([2**63 - 1, -(2**63)]), 0)
     [out] = run(b.build_and_reset(), Tensor([0, -1], None, DataType.DT_INT64, Format.FORMAT_ND, [2]))
     assert out.get_data() == [-(2**63) + 1, 2**63 - 1]
+
+
+@pytest.mark.timeout(30)
+def test_regression_a_count_of_2_31_is_a_value_error_not_a_hang():
+    """``create_inputs(2**31)`` and a dynamic output count of 2**31 (``Split(..., y_num=2**31)``) built that
+    many tensors before anything refused them."""
+    from ge.es.all import Split
+
+    b = GraphBuilder("counts")
+    x = b.create_input(0, data_type=DataType.DT_FLOAT, shape=[4])
+    for count in (2**31, 2**63, 2**64):
+        with pytest.raises(ValueError, match="more inputs"):
+            b.create_inputs(count, 1)
+        with pytest.raises(ValueError, match="output count"):
+            Split(x, b.create_const_int32(0), num_split=2, y_num=count)
+    assert len(b.create_inputs(3, 1)) == 3
+    assert len(Split(x, b.create_const_int32(0), num_split=2, y_num=2)) == 2

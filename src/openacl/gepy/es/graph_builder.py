@@ -15,6 +15,7 @@ import numpy as np
 
 from openacl import dtypes
 from openacl.errors import GeError as EngineError
+from openacl.ge.graph import MAX_COUNT
 from openacl.ge.graph import Graph as EngineGraph
 from openacl.gepy.error import from_engine
 from openacl.gepy.es._scopes import attr_scope, control_dependency_scope, current_attrs, current_controls
@@ -103,6 +104,8 @@ class GraphBuilder:
     def create_inputs(self, num: int, start_index: int = 0) -> list[TensorHolder]:
         if not isinstance(num, int) or num <= 0:
             raise TypeError("num must be an int > 0")
+        if num > MAX_COUNT:
+            raise ValueError(f"num {num} is more inputs than one call creates ({MAX_COUNT})")
         if not isinstance(start_index, int) or start_index < 0:
             raise TypeError("start_index must be an int >= 0")
         return [self.create_input(i) for i in range(start_index, start_index + num)]
