@@ -12,6 +12,7 @@ import pytest
 
 import acl
 from openacl.errors import AclCode
+from openacl.op import execute
 from tests.op.conftest import Const
 
 INVALID = 100000
@@ -109,11 +110,15 @@ def test_regression_a_transpose_of_a_scalar_is_input_not_match(runner, acl_log):
     ],
     ids=["integer_division_by_zero", "reduce_axis_out_of_range"],
 )
+@pytest.mark.parametrize("where", ["calling_thread", "engine_thread"])
 def test_regression_an_operator_onnxruntime_refuses_fails_the_stream_as_a_model_does(
-    runner, stream, acl_log, op_type, inputs, output
+    runner, stream, acl_log, monkeypatch, op_type, inputs, output, where
 ):
     """The data is refused only when the operator runs: the stream fails with the model path's 500001 and one
-    line, not 507000 and a traceback; the stream goes on."""
+    line, not 507000 and a traceback; the stream goes on. Small operators run on the calling thread, others on
+    an engine thread: both paths."""
+    if where == "engine_thread":
+        monkeypatch.setattr(execute, "INLINE_LIMIT", 0)
     assert runner.ret(op_type, inputs, [output]) == 0
     assert acl.rt.synchronize_stream(stream) == AclCode.ACL_ERROR_FAILURE
     failed = [r for r in acl_log.records if f"op:{op_type} failed" in r.getMessage()]
