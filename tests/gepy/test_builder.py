@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 from ge.error import GeError
@@ -224,3 +227,39 @@ def test_regression_a_count_of_2_31_is_a_value_error_not_a_hang():
             Split(x, b.create_const_int32(0), num_split=2, y_num=count)
     assert len(b.create_inputs(3, 1)) == 3
     assert len(Split(x, b.create_const_int32(0), num_split=2, y_num=2)) == 2
+
+
+GE_DIVISION_SCRIPT = """
+import openacl
+openacl.install()
+from ge.es import GraphBuilder
+from ge.es.all import Div, RealDiv
+from ge.ge_global import GeApi
+from ge.graph import Tensor
+from ge.graph.types import DataType, Format
+from ge.session import Session
+
+assert GeApi.ge_initialize({"ge.exec.deviceId": "0"}) == 0
+for data_type, low in ((DataType.DT_INT32, -(2**31)), (DataType.DT_INT64, -(2**63))):
+    b = GraphBuilder()
+    x = b.create_input(0, data_type=data_type, shape=[4])
+    y = b.create_input(1, data_type=data_type, shape=[4])
+    for index, out in enumerate((x / y, Div(x, y), RealDiv(x, y))):
+        b.set_graph_output(out, index)
+    session = Session()
+    session.add_graph(1, b.build_and_reset())
+    feeds = [Tensor(v, None, data_type, Format.FORMAT_ND, [4]) for v in ([low, 7, -7, low], [-1, -1, 2, 1])]
+    print([out.get_data() for out in session.run_graph(1, feeds)])
+GeApi.ge_finalize()
+"""
+
+
+@pytest.mark.subprocess
+def test_regression_ge_integer_division_of_the_minimum_by_minus_one_does_not_kill_the_process():
+    """GE's Div/RealDiv lowered to onnxruntime's integer Div, whose MIN / -1 is a hardware trap: SIGFPE ended the
+    process. The quotient by -1 is the negation (MIN wraps to MIN). In a child process, so that a regression fails
+    this test instead of killing the test run."""
+    done = subprocess.run([sys.executable, "-c", GE_DIVISION_SCRIPT], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    lows = [-(2**31), -(2**63)]
+    assert done.stdout.split("\n")[:-1] == [str([[low, -7, -3, low]] * 3) for low in lows]
