@@ -8,6 +8,7 @@ mismatch can only be wrong here.
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterable
 
 import ml_dtypes
 import numpy as np
@@ -218,6 +219,23 @@ def is_floating(dtype: np.dtype | type) -> bool:
     """A floating-point dtype, bfloat16 included (numpy's ``issubdtype`` does not know ml_dtypes' types)."""
     dtype = np.dtype(dtype)
     return dtype == BFLOAT16 or np.issubdtype(dtype, np.floating)
+
+
+def check_ints(values: Iterable[int], dtype: np.dtype | type) -> None:
+    """ValueError naming the first value outside the integer ``dtype``'s range: numpy's OverflowError for such
+    a literal is not what GE-PY raises for a value its C type cannot hold."""
+    info = np.iinfo(dtype)
+    for value in values:
+        if not info.min <= value <= info.max:
+            raise ValueError(f"{value} is out of range for {info.dtype.name} ({info.min}..{info.max})")
+
+
+def as_floats(values: Iterable[object]) -> list[float]:
+    """Each value as a float; ValueError (not Python's OverflowError) for an int too large for one."""
+    try:
+        return [float(value) for value in values]
+    except OverflowError:
+        raise ValueError("a value is out of range for a float") from None
 
 
 def float16_bits_to_float(bits: int) -> float:

@@ -682,8 +682,8 @@ class AclError(Exception):
 
 
 class ExecutionFailed(AclError):
-    """onnxruntime refused a model's inputs or failed while running it (``ACL_ERROR_FAILURE``): the inputs are
-    the first suspect, which a caller that chose them (``openacl dump``'s random inputs) can say."""
+    """onnxruntime refused a model's or an operator's inputs or failed while running it (``ACL_ERROR_FAILURE``):
+    the inputs are the first suspect, which a caller that chose them (``openacl dump``'s random inputs) can say."""
 
 
 class GeError(Exception):

@@ -138,6 +138,31 @@ def test_bad_gear_metadata_fails_the_load(ctx, tmp_path, acl_log):
     assert "ATC allows only one" in acl_log.text
 
 
+BOUNDARIES = (0, -1, 2**31, 2**32, 2**63 - 1, 2**63, 2**64)
+
+
+def _gear_lists(value: int) -> dict[str, str]:
+    return {"batch": f"1,{value}", "hw": f"8,8;16,{value}", "dims": f"2,3,5;4,1,{value}"}
+
+
+@pytest.mark.parametrize("kind", ["batch", "hw", "dims"])
+@pytest.mark.parametrize("value", BOUNDARIES)
+def test_regression_a_gear_past_int64_fails_the_load_with_parse_model(ctx, tmp_path, acl_log, kind, value):
+    """A gear value past int64 reached ONNX shape inference and came back as 500000 with a traceback; every gear
+    value that is not a positive int64 is 100013, as every other bad gear list is."""
+    make = {"batch": batch_model, "hw": hw_model, "dims": dims_model}[kind]
+    data = make(tmp_path / "m.onnx", _gear_lists(value)[kind]).read_bytes()
+    model_id, ret = acl.mdl.load_from_mem(acl.util.bytes_to_ptr(data), len(data))
+    if not 0 < value < 2**63:
+        assert ret == AclCode.ACL_ERROR_PARSE_MODEL
+        assert "positive int64" in acl_log.text
+    else:  # a huge gear that fits is a model the load may take or refuse, with a documented code
+        assert ret in (0, AclCode.ACL_ERROR_PARSE_MODEL), ret
+        if ret == 0:
+            assert acl.mdl.unload(model_id) == 0
+    assert not [r for r in acl_log.records if r.exc_info or "internal error" in r.getMessage()]
+
+
 # ----- setting a gear -----
 
 

@@ -137,3 +137,14 @@ def test_from_onnx_plain_model_and_unknown_ge_type(predict):
     model.graph.node.append(helper.make_node("Print", ["y"], [], domain=ge.GE_DOMAIN))
     with pytest.raises(ValueError, match=r"unknown openacl\.ge node type 'Print'"):
         ge.Graph.from_onnx(model)
+
+
+@pytest.mark.timeout(30)
+def test_regression_an_output_count_of_2_31_is_a_value_error_not_a_hang():
+    """``n_outputs=2**31`` built 2**31 tensor names (minutes and gigabytes) before anything refused it."""
+    g = ge.Graph("g")
+    x = g.data("x", index=0, shape=[4], dtype="float32")
+    for count in (2**31, 2**63, 2**64, 0, -1):
+        with pytest.raises(ValueError, match="n_outputs"):
+            g.op("Split", [x], n_outputs=count)
+    assert len(g.op("Split", [x], n_outputs=4, num_outputs=4)) == 4

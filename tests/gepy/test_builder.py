@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 from ge.error import GeError
@@ -153,3 +156,110 @@ def test_fractal_nz_is_refused_when_built():
     b.set_graph_output(y, 0)
     with pytest.raises(GeError, match=r"FORMAT_FRACTAL_NZ \(29\), an Ascend storage layout"):
         run(b.build_and_reset(), Tensor([0.0] * 256, None, DataType.DT_FLOAT, Format.FORMAT_ND, [16, 16]))
+
+
+INT64_PAST = [2**63, -(2**63) - 1, 2**64]
+
+
+@pytest.mark.parametrize("value", INT64_PAST)
+def test_regression_an_int_literal_past_int64_is_a_value_error(value):
+    """``create_const_int64(2**63)``, ``x + 2**63``: numpy's OverflowError escaped; it is the ValueError the
+    unsigned consts raise."""
+    b = GraphBuilder("lits")
+    x = b.create_input(0, data_type=DataType.DT_INT64, shape=[2])
+    for make in (
+        lambda: b.create_const_int64(value),
+        lambda: b.create_const_int64([1, value]),
+        lambda: b.create_scalar_int64(value),
+        lambda: b.create_vector_int64([value]),
+        lambda: x + value,
+        lambda: value * x,
+        lambda: x - [value, 1],
+        lambda: b.set_graph_attr_int64("a", value),
+        lambda: b.set_node_attr_int64(x, "a", value),
+    ):
+        with pytest.raises(ValueError, match="out of range for int64"):
+            make()
+    with pytest.raises(ValueError, match="out of range"), attr_scope({"a": value}):
+        pass
+
+
+@pytest.mark.parametrize(
+    "method, value",
+    [
+        ("create_const_int32", 2**31),
+        ("create_scalar_int32", -(2**31) - 1),
+        ("create_const_uint32", 2**32),
+        ("create_scalar_uint32", -1),
+        ("create_const_uint64", 2**64),
+        ("create_scalar_uint64", -1),
+        ("create_const_float", 2**1024),
+        ("create_scalar_float", -(2**1024)),
+    ],
+    ids=lambda v: "huge" if isinstance(v, int) and abs(v) > 2**70 else None,
+)
+def test_regression_a_literal_outside_its_const_type_is_a_value_error(method, value):
+    b = GraphBuilder("lits")
+    with pytest.raises(ValueError, match="out of range"):
+        getattr(b, method)(value)
+
+
+def test_literals_at_the_edge_of_int64_run():
+    b = GraphBuilder("edges")
+    x = b.create_input(0, data_type=DataType.DT_INT64, shape=[2])
+    b.set_graph_output(x - b.create_const_int64([2**63 - 1, -(2**63)]), 0)
+    [out] = run(b.build_and_reset(), Tensor([0, -1], None, DataType.DT_INT64, Format.FORMAT_ND, [2]))
+    assert out.get_data() == [-(2**63) + 1, 2**63 - 1]
+
+
+@pytest.mark.timeout(30)
+def test_regression_a_count_of_2_31_is_a_value_error_not_a_hang():
+    """``create_inputs(2**31)`` and a dynamic output count of 2**31 (``Split(..., y_num=2**31)``) built that
+    many tensors before anything refused them."""
+    from ge.es.all import Split
+
+    b = GraphBuilder("counts")
+    x = b.create_input(0, data_type=DataType.DT_FLOAT, shape=[4])
+    for count in (2**31, 2**63, 2**64):
+        with pytest.raises(ValueError, match="more inputs"):
+            b.create_inputs(count, 1)
+        with pytest.raises(ValueError, match="output count"):
+            Split(x, b.create_const_int32(0), num_split=2, y_num=count)
+    assert len(b.create_inputs(3, 1)) == 3
+    assert len(Split(x, b.create_const_int32(0), num_split=2, y_num=2)) == 2
+
+
+GE_DIVISION_SCRIPT = """
+import openacl
+openacl.install()
+from ge.es import GraphBuilder
+from ge.es.all import Div, RealDiv
+from ge.ge_global import GeApi
+from ge.graph import Tensor
+from ge.graph.types import DataType, Format
+from ge.session import Session
+
+assert GeApi.ge_initialize({"ge.exec.deviceId": "0"}) == 0
+for data_type, low in ((DataType.DT_INT32, -(2**31)), (DataType.DT_INT64, -(2**63))):
+    b = GraphBuilder()
+    x = b.create_input(0, data_type=data_type, shape=[4])
+    y = b.create_input(1, data_type=data_type, shape=[4])
+    for index, out in enumerate((x / y, Div(x, y), RealDiv(x, y))):
+        b.set_graph_output(out, index)
+    session = Session()
+    session.add_graph(1, b.build_and_reset())
+    feeds = [Tensor(v, None, data_type, Format.FORMAT_ND, [4]) for v in ([low, 7, -7, low], [-1, -1, 2, 1])]
+    print([out.get_data() for out in session.run_graph(1, feeds)])
+GeApi.ge_finalize()
+"""
+
+
+@pytest.mark.subprocess
+def test_regression_ge_integer_division_of_the_minimum_by_minus_one_does_not_kill_the_process():
+    """GE's Div/RealDiv lowered to onnxruntime's integer Div, whose MIN / -1 is a hardware trap: SIGFPE ended the
+    process. The quotient by -1 is the negation (MIN wraps to MIN). In a child process, so that a regression fails
+    this test instead of killing the test run."""
+    done = subprocess.run([sys.executable, "-c", GE_DIVISION_SCRIPT], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    lows = [-(2**31), -(2**63)]
+    assert done.stdout.split("\n")[:-1] == [str([[low, -7, -3, low]] * 3) for low in lows]

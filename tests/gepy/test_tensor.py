@@ -121,3 +121,39 @@ def test_device_placement_needs_to_host():
     t = Tensor([1.0], None, DataType.DT_FLOAT, Format.FORMAT_ND, [1])
     with pytest.raises(ValueError, match="not on the device"):
         t.to_host()
+
+
+@pytest.mark.parametrize("value", [2**63, -(2**63) - 1, 2**64])
+def test_regression_an_int64_value_past_int64_is_a_value_error(value):
+    """numpy's OverflowError escaped; a value its C type cannot hold is GE-PY's ValueError."""
+    with pytest.raises(ValueError, match="out of range for int64"):
+        Tensor([value], data_type=DataType.DT_INT64, shape=[1])
+
+
+@pytest.mark.parametrize(
+    "data_type, value",
+    [
+        (DataType.DT_INT8, 128),
+        (DataType.DT_UINT8, -1),
+        (DataType.DT_INT16, 2**15),
+        (DataType.DT_UINT16, 2**16),
+        (DataType.DT_INT32, 2**31),
+        (DataType.DT_UINT32, 2**32),
+        (DataType.DT_UINT64, 2**64),
+        (DataType.DT_FLOAT, 2**1024),
+    ],
+    ids=lambda v: "huge" if isinstance(v, int) and abs(v) > 2**70 else None,
+)
+def test_regression_a_value_outside_its_data_type_is_a_value_error(data_type, value):
+    with pytest.raises(ValueError, match="out of range"):
+        Tensor([value], data_type=data_type, shape=[1])
+    edge = {DataType.DT_UINT8: 255, DataType.DT_UINT64: 2**64 - 1, DataType.DT_FLOAT: 2**127}.get(data_type, value - 1)
+    assert Tensor([edge], data_type=data_type, shape=[1]).get_data() == [edge]
+
+
+def test_regression_a_negative_dim_of_a_file_tensor_is_a_value_error(tmp_path):
+    path = tmp_path / "data.bin"
+    path.write_bytes(bytes(64))
+    for shape in ([-1], [-(2**63) - 1], [-2, -2]):
+        with pytest.raises(ValueError, match="negative dim"):
+            Tensor(file_path=str(path), data_type=DataType.DT_INT8, shape=shape)

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import logging
 import zipfile
+
+import pytest
 
 import acl
 from openacl.errors import AclCode
+from openacl.model import bundle as _bundle
 from openacl.model import model as _model
 from openacl.model.model import DEMO_MODEL
 from tests.gear_models import batch_model
@@ -72,3 +76,51 @@ def test_bad_bundles(ctx, tmp_path):
     assert acl.mdl.bundle_load_from_file(str(empty))[1] == AclCode.ACL_ERROR_INVALID_FILE
     assert acl.mdl.bundle_load_from_file(str(tmp_path / "none.zip"))[1] == AclCode.ACL_ERROR_INVALID_FILE
     assert acl.mdl.bundle_load_from_mem(0, 0)[1] == AclCode.ACL_ERROR_MODEL_SIZE_INVALID
+
+
+def _in_memory(data: bytes) -> int:
+    ptr, ret = acl.rt.malloc_host(len(data))
+    assert ret == 0
+    assert acl.rt.memcpy(ptr, len(data), acl.util.bytes_to_ptr(data), len(data), 0) == 0
+    return ptr
+
+
+def test_regression_a_bundle_member_failing_with_an_internal_error_unloads_the_ones_before(ctx, tmp_path):
+    """The second member's gear past int64 raised a ValueError, not an AclError: the first member stayed loaded
+    for ever with no id to unload it."""
+    second = batch_model(tmp_path / "second.onnx", gears=f"1,{2**63}").read_bytes()
+    data = _zip(tmp_path, {"first.onnx": DEMO_MODEL.read_bytes(), "second.onnx": second}).read_bytes()
+    before = set(_model.models)
+    assert acl.mdl.bundle_load_from_mem(_in_memory(data), len(data))[1] == AclCode.ACL_ERROR_PARSE_MODEL
+    assert set(_model.models) == before
+
+
+class _Refuse(Exception):
+    pass
+
+
+class _RefuseSecond(logging.Filter):
+    """User code in the load's path: a logging filter that raises on the second member's record."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.msg.startswith("loaded model") and record.args[1] == "second":
+            raise _Refuse("a logging filter refused")
+        return True
+
+
+def test_regression_a_bundle_member_failing_with_any_exception_unloads_every_member(ctx, tmp_path, acl_log):
+    """Whatever the second member's load raises (here user code: a logging filter), no member stays loaded."""
+    data = _zip(tmp_path, {"first.onnx": DEMO_MODEL.read_bytes(), "second.onnx": DEMO_MODEL.read_bytes()}).read_bytes()
+    ptr = _in_memory(data)
+    before = set(_model.models)
+    logger = logging.getLogger("openacl.model")
+    refuse = _RefuseSecond()
+    logger.addFilter(refuse)
+    try:
+        with pytest.raises(_Refuse):
+            _bundle.load_from_memory(ptr, len(data))
+    finally:
+        logger.removeFilter(refuse)
+    assert set(_model.models) == before
+    bundle_id, ret = acl.mdl.bundle_load_from_mem(ptr, len(data))
+    assert ret == 0 and acl.mdl.bundle_get_model_num(bundle_id) == (2, 0)

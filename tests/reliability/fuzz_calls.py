@@ -433,6 +433,9 @@ BIG_INTS = [
     10**30,
 ]
 SMALL_INTS = [0, 1, -1, 2, 3, 7, 8, 9, 16, 64, 4096, -2, -4096]
+#: The values every integer argument is tried with (each is in SMALL_INTS or BIG_INTS too).
+BOUNDARY_INTS = (0, -1, 2**31, 2**32, 2**63, 2**64)
+assert set(BOUNDARY_INTS) <= {*SMALL_INTS, *BIG_INTS}
 FLOATS = [0.0, -0.0, 1.0, 1.5, math.nan, math.inf, -math.inf, 1e308, 5e-324]
 STRINGS = ["", "x", "a\x00b", "\x00", "\udcff", "\ud800x", "é/ü/中文/🙂", "../../../etc/passwd", "/", "~", "x" * 5000]
 

@@ -30,6 +30,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -60,6 +61,7 @@ from tests.gear_models import batch_model, dims_model, hw_model
 from tests.model_io import ModelIO, demo_input, reference
 from tests.reliability.fuzz_calls import (
     BIG_INTS,
+    BOUNDARY_INTS,
     ENTRY_POINTS,
     FLOATS,
     GE_NAMES,
@@ -513,6 +515,8 @@ class Env:
         return [
             [0],
             [2**64],
+            [2**31],
+            [2**32],
             [-1],
             [-3],
             [2**63],
@@ -546,6 +550,7 @@ class Env:
             {"dimCount": 1, "dims": ["x"]},
             {"dimCount": 129, "dims": [1] * 129},
             {"dimCount": 5, "dims": [1, 4, 4, 1, 2**64]},
+            {"dimCount": 5, "dims": [1, 4, 4, 2**31, 2**63]},
             {"dimCount": 5, "dims": [1, -4, 4, -1, -1]},
             {"dimCount": "5", "dims": [1]},
             {"dims": [1]},
@@ -2265,6 +2270,103 @@ def test_ge_graph_from_model_files(files, index):
     ge_call("Session.add_graph", session.add_graph, 1, graph)
     ge_call("Session.run_graph", session.run_graph, 1, [demo_input()])
     ge.ge_finalize()
+
+
+# ----- integer boundaries where no pool reaches: model metadata, GE-PY -----
+
+EDGES = (*BOUNDARY_INTS, 2**63 - 1, -(2**63) - 1)
+
+
+@pytest.mark.parametrize("kind", GEAR_KINDS)
+def test_gear_lists_at_integer_boundaries(tmp_path, kind):
+    """A model whose gear list holds each boundary value, loaded from memory and from its file: a model id or a
+    documented code, never 500000; what loads also describes and unloads."""
+    make = {"batch": batch_model, "hw": hw_model, "dims": dims_model}[kind]
+    lists = {"batch": "1,{}", "hw": "8,8;16,{}", "dims": "2,3,5;4,1,{}"}
+    assert acl.rt.set_device(0) == 0
+    for value in EDGES:
+        path = make(tmp_path / f"{kind}.onnx", lists[kind].format(value))
+        data = path.read_bytes()
+        for loaded in (
+            call(acl.mdl.load_from_mem, acl.util.bytes_to_ptr(data), len(data)),
+            call(acl.mdl.load_from_file, str(path)),
+        ):
+            if loaded[1] == 0:
+                desc = ok(acl.mdl.create_desc)
+                call(acl.mdl.get_desc, desc, loaded[0])
+                call(acl.mdl.get_dynamic_batch, desc)
+                call(acl.mdl.get_dynamic_hw, desc, -1)
+                call(acl.mdl.get_input_dynamic_dims, desc, -1, 2)
+                ok(acl.mdl.destroy_desc, desc)
+                ok(acl.mdl.unload, loaded[0])
+
+
+def _gepy_calls(value: int) -> dict[str, Callable[[], object]]:
+    """Every integer argument of GE-PY's builder, literals, attributes, Tensor and Session, given ``value``."""
+    from ge.es import GraphBuilder
+    from ge.es.all import Cast, Split
+    from ge.es.graph_builder import attr_scope
+    from ge.graph import Tensor
+    from ge.graph.types import DataType
+    from ge.session import Session
+
+    b = GraphBuilder("edges")
+    x = b.create_input(0, data_type=DataType.DT_INT64, shape=[2])
+
+    def scoped() -> None:
+        with attr_scope({"a": value}):
+            pass
+
+    calls: dict[str, Callable[[], object]] = {
+        "create_input": lambda: b.create_input(value),
+        "create_input shape": lambda: b.create_input(1, shape=[value]),
+        "create_inputs num": lambda: b.create_inputs(value, 5),
+        "create_inputs start": lambda: b.create_inputs(1, value),
+        "create_vector_int64": lambda: b.create_vector_int64([value]),
+        "create_const_float": lambda: b.create_const_float(value),
+        "create_variable": lambda: b.create_variable(value, "w"),
+        "set_graph_output": lambda: b.set_graph_output(x, value),
+        "set_graph_attr_int64": lambda: b.set_graph_attr_int64("a", value),
+        "set_node_attr_int64": lambda: b.set_node_attr_int64(x, "a", value),
+        "attr_scope": scoped,
+        "x + value": lambda: x + value,
+        "value * x": lambda: value * x,
+        "x - [value]": lambda: x - [value, 1],
+        "Cast dst_type": lambda: Cast(x, dst_type=value),
+        "Split num_split": lambda: Split(x, b.create_const_int32(0), num_split=value, y_num=2),
+        "Split y_num": lambda: Split(x, b.create_const_int32(0), num_split=2, y_num=value),
+        "Tensor shape": lambda: Tensor([1], data_type=DataType.DT_INT64, shape=[value]),
+        "Session.remove_graph": lambda: Session().remove_graph(value),
+        "Session.add_graph": lambda: Session().add_graph(value, b.build_and_reset()),
+    }
+    for kind in ("int64", "int32", "uint64", "uint32"):
+        calls[f"create_const_{kind}"] = lambda kind=kind: getattr(b, f"create_const_{kind}")([1, value])
+        calls[f"create_scalar_{kind}"] = lambda kind=kind: getattr(b, f"create_scalar_{kind}")(value)
+        calls[f"create_const_{kind} shape"] = lambda kind=kind: getattr(b, f"create_const_{kind}")(1, shape=[value])
+    for data_type in (DataType.DT_INT8, DataType.DT_UINT8, DataType.DT_INT32, DataType.DT_INT64, DataType.DT_FLOAT):
+        calls[f"Tensor {data_type.name}"] = lambda t=data_type: Tensor([value], data_type=t, shape=[1])
+    return calls
+
+
+def test_gepy_integer_arguments_at_their_boundaries():
+    """Each integer argument of GE-PY takes 0, -1, 2**31, 2**32, 2**63 - 1, 2**63, 2**64 and -2**63 - 1: a value,
+    or GE-PY's ValueError / TypeError / GeError (a RuntimeError); never numpy's OverflowError, never a hang."""
+    from ge.ge_global import GeApi
+
+    assert GeApi.ge_initialize({"ge.exec.deviceId": "0"}) == 0
+    try:
+        for value in EDGES:
+            for name, make in _gepy_calls(value).items():
+                STATS.count(f"ge-py {name}")
+                try:
+                    with quiet_numpy():
+                        make()
+                except (ValueError, TypeError, RuntimeError):
+                    continue
+                except Exception as exc:
+                    raise violation(f"GE-PY {name} with {value} raised {type(exc).__name__}: {exc}") from exc
+    finally:
+        GeApi.ge_finalize()
 
 
 EXIT_SCRIPT = """

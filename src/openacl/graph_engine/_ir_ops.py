@@ -58,6 +58,22 @@ def _binary(onnx_type: str):
     return lower
 
 
+_TRAPPING = (np.dtype(np.int32), np.dtype(np.int64))  # the CPU's idiv traps on MIN / -1: SIGFPE kills the process
+
+
+def _divide(ctx: LowerContext, ins: list, a: dict, outs: list[str]) -> None:
+    """x1 / x2 in GE's promoted type. Invariant: onnxruntime never divides an int32/int64 by -1 (MIN / -1 is a
+    hardware trap that ends the process); that quotient is -x1, which wraps MIN to MIN as two's complement does."""
+    common = promote(ctx.dtype(ins[0]), ctx.dtype(ins[1]))
+    x1, x2 = ctx.cast(ins[0], common), ctx.cast(ins[1], common)
+    if common not in _TRAPPING:
+        ctx.emit("Div", [x1, x2], outs)
+        return
+    by_minus_one = ctx.emit("Equal", [x2, ctx.const(-1, common)])[0]
+    divisor = ctx.emit("Where", [by_minus_one, ctx.const(1, common), x2])[0]
+    ctx.emit("Where", [by_minus_one, ctx.emit("Neg", [x1])[0], ctx.emit("Div", [x1, divisor])[0]], outs)
+
+
 def _square(ctx: LowerContext, ins: list, a: dict, outs: list[str]) -> None:
     ctx.emit("Mul", [ins[0], ins[0]], outs)
 
@@ -499,8 +515,6 @@ RECORDS: tuple[IrOp, ...] = (
             ("AddV2", "Add"),
             ("Sub", "Sub"),
             ("Mul", "Mul"),
-            ("Div", "Div"),
-            ("RealDiv", "Div"),
             ("Maximum", "Max"),
             ("Minimum", "Min"),
             ("Greater", "Greater"),
@@ -510,6 +524,8 @@ RECORDS: tuple[IrOp, ...] = (
             ("Equal", "Equal"),
         )
     ),
+    ir("Div", "x1 x2", lower=_divide, onnx="Div"),
+    ir("RealDiv", "x1 x2", lower=_divide, onnx="Div"),
     ir("Pow", "x1 x2", lower=_binary("Pow"), onnx="Pow"),
     ir("NotEqual", "x1 x2", onnx="Equal, Not", lower=lambda c, i, a, o: c.emit("Not", _binary_emit(c, "Equal", i), o)),
     ir("SquaredDifference", "x1 x2", lower=_squared_difference, onnx="Sub, Mul"),

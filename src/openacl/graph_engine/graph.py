@@ -28,6 +28,9 @@ __all__ = ["DEFAULT_OPSET", "GE_DOMAIN", "Graph", "Node", "Tensor"]
 GE_DOMAIN = _ops.GE_DOMAIN
 #: The default ONNX opset of a graph built in Python (old enough for any onnxruntime we support).
 DEFAULT_OPSET = 17
+#: The most outputs one node may have (and inputs one call may create): a count of 2**31 would build that many
+#: tensor names, for minutes and gigabytes, before anything could refuse it. GE sets no number; openacl does.
+MAX_COUNT = 1 << 16
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -170,8 +173,8 @@ class Graph:
                 raise ValueError(f"{op_type} is a GE node type: use Graph.{op_type.lower()}(...)")
             if not onnx.defs.has(op_type):
                 raise ValueError(f"{op_type!r} is not an ONNX operator; GE node types are {_ops.type_list()}")
-        if n_outputs < 1:
-            raise ValueError(f"{op_type}: n_outputs must be >= 1")
+        if not 1 <= n_outputs <= MAX_COUNT:
+            raise ValueError(f"{op_type}: n_outputs {n_outputs} is not between 1 and {MAX_COUNT}")
         name = name or self._auto_name(op_type)
         outs = [name] if n_outputs == 1 else [f"{name}:{i}" for i in range(n_outputs)]
         self._claim(name, outs)
@@ -275,8 +278,8 @@ class Graph:
             raise TypeError(f"{op_type} has {len(dynamic)} dynamic outputs, got {len(output_counts)} counts")
         counts = iter(output_counts)
         out_groups = [int(next(counts)) if out.dynamic else 1 for out in record.outputs]
-        if any(n < 0 for n in out_groups):
-            raise ValueError(f"{op_type}: an output count is negative")
+        if not all(0 <= n <= MAX_COUNT for n in out_groups):
+            raise ValueError(f"{op_type}: an output count of {out_groups} is not between 0 and {MAX_COUNT}")
         if op_type == _ops.ASSIGN:
             return [self.assign(flat[0], flat[1], name=name)]
         if op_type == _ops.SUMMARY:

@@ -82,7 +82,7 @@ def _load(members: list[tuple[str, bytes]], source: str) -> Bundle:
     try:
         for name, data in members:
             loaded.append(_model.load_bytes(data, _model.model_name_of_path(name), f"{source}:{name}"))
-    except AclError:
+    except BaseException:  # Invariant: a failed load, whatever raised, leaves no member loaded with no id to unload
         for model in loaded:
             _model.unload(model.id)
         raise

@@ -40,6 +40,7 @@ from openacl.runtime.buffers import DataBuffer, data_buffers
 GEAR_INPUT_NAME = "ascend_mbatch_shape_data"  # ACL_DYNAMIC_TENSOR_NAME
 GEAR_INPUT_DTYPE = np.dtype(np.int64)
 MIN_GEARS, MAX_GEARS = 2, 100  # ATC's limits on a gear list
+MAX_GEAR_VALUE = np.iinfo(GEAR_INPUT_DTYPE).max  # a gear value is a dim and travels in the int64 gear input
 MAX_GEAR_DIMS_QUERY = 4096  # pyACL's own limit on get_input_dynamic_dims's gear_count
 MAX_DIM_COUNT = 128  # ACL_MAX_DIM_CNT: the dims array of an aclmdlIODims
 
@@ -128,8 +129,8 @@ def _parse_gear_list(kind: Kind, text: str) -> tuple[Gear, ...]:
         raise AclError(_PARSE, f"metadata {kind.value}={text!r}: gears must be integers") from None
     if not MIN_GEARS <= len(gears) <= MAX_GEARS:
         raise AclError(_PARSE, f"metadata {kind.value}={text!r}: {len(gears)} gears, ATC allows 2 to 100")
-    if any(v <= 0 for gear in gears for v in gear):
-        raise AclError(_PARSE, f"metadata {kind.value}={text!r}: gear values must be positive")
+    if any(not 0 < v <= MAX_GEAR_VALUE for gear in gears for v in gear):
+        raise AclError(_PARSE, f"metadata {kind.value}={text!r}: gear values must be positive int64 values")
     if len(set(gears)) != len(gears):
         raise AclError(_PARSE, f"metadata {kind.value}={text!r}: a gear is listed twice")
     if len({len(gear) for gear in gears}) != 1:

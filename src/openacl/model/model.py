@@ -37,6 +37,8 @@ from openacl.runtime import memory
 log = get_logger("model")
 
 MAX_MODEL_BYTES = 2 * 1024**3  # protobuf's own limit for one message
+#: A gear whose outputs shape inference cannot fix is run once on zeros at load, up to this many input bytes.
+GEAR_PROBE_BYTES = 256 * 1024**2
 
 #: The small convolutional classifier the package ships (built by ``scripts/make_demo_model.py``).
 DEMO_MODEL = Path(__file__).resolve().parents[1] / "data" / "tinynet.onnx"
@@ -208,7 +210,15 @@ class Model:
         shapes = {}
         for gear, inferred in found.items():
             if inferred is None:
-                feeds = [np.zeros(s, d.dtype) for s, d in zip(self.gears.shapes(gear), self.inputs, strict=True)]
+                gear_shapes = self.gears.shapes(gear)
+                nbytes = sum(math.prod(s) * d.dtype.itemsize for s, d in zip(gear_shapes, self.inputs, strict=True))
+                if nbytes > GEAR_PROBE_BYTES:
+                    raise AclError(
+                        AclCode.ACL_ERROR_PARSE_MODEL,
+                        f"{self.source}: gear {','.join(map(str, gear))}: shape inference cannot fix its outputs, "
+                        f"and its inputs ({nbytes} bytes) are too large to run once on zeros to find them",
+                    )
+                feeds = [np.zeros(s, d.dtype) for s, d in zip(gear_shapes, self.inputs, strict=True)]
                 inferred = [out.shape for out in self.run(feeds)]
             shapes[gear] = [tuple(int(d) for d in shape) for shape in inferred]
         return shapes
@@ -355,11 +365,12 @@ def load_bytes(
     with _lock:
         model_id = next(_ids)
     model = Model(model_id, name, data, source, path, dump_only)
+    # Logged before the model is registered anywhere: a logging filter that raises (user code) leaves nothing.
+    log.info("loaded model %d (%s) from %s", model_id, name, source)
     if not dump_session.model_loaded(model_id) and not dump_only:  # it takes the dump settings in force now
         model.forget_model_bytes()
     with _lock:
         models[model_id] = model
-    log.info("loaded model %d (%s) from %s", model_id, name, source)
     return model
 
 

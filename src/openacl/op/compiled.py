@@ -25,7 +25,7 @@ import numpy as np
 
 from openacl import atfork, onnxrt
 from openacl.dtypes import numpy_from_acl, numpy_from_onnx
-from openacl.errors import AclCode, AclError
+from openacl.errors import AclCode, AclError, ExecutionFailed
 from openacl.onnxrt import session_options
 from openacl.op import table
 from openacl.op.attr import OpAttr
@@ -115,7 +115,12 @@ class CompiledOp:
             binding = pool.pop() if pool else None
         if binding is None:
             binding = self._bind(inputs, outputs)
-        self.session.run_with_iobinding(binding)
+        try:
+            self.session.run_with_iobinding(binding)
+        except Exception as exc:  # onnxruntime refused the data (an integer division by zero, an axis out of range)
+            # The model path's code, in one line; the binding is not pooled again.
+            reason = " ".join(str(exc).split())
+            raise ExecutionFailed(AclCode.ACL_ERROR_FAILURE, f"{self.op_type}: execution failed: {reason}") from None
         copies: list[np.ndarray | None] = [None] * len(outputs)
         if None in outputs:
             values = binding.get_outputs()

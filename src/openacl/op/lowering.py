@@ -109,6 +109,8 @@ class Builder:
         return name
 
     def int64s(self, values: list[int] | tuple[int, ...], hint: str = "ints") -> str:
+        if not all(-(1 << 63) <= v < 1 << 63 for v in values):
+            raise input_mismatch(self.op_type, f"{hint} {list(values)} do not fit int64")
         return self.constant(np.asarray(values, dtype=np.int64), hint)
 
     def cast(self, name: str, dtype: np.dtype) -> str:

@@ -11,6 +11,10 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
+
+from openacl import dtypes
+
 __all__ = ["attr_scope", "control_dependency_scope", "current_attrs", "current_controls"]
 
 _local = threading.local()
@@ -70,3 +74,5 @@ def _check_attr_value(value: Any) -> None:
             _check_attr_value(item)
     elif not isinstance(value, str | float | bool | int) and not hasattr(value, "__array__"):
         raise ValueError(f"unsupported attribute value type {type(value).__name__}")
+    elif isinstance(value, int) and not isinstance(value, bool):
+        dtypes.check_ints([value], np.int64)  # GE's int attributes are int64

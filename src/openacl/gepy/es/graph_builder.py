@@ -20,6 +20,7 @@ from openacl.gepy.es._scopes import attr_scope, control_dependency_scope, curren
 from openacl.gepy.es.tensor_holder import TensorHolder
 from openacl.gepy.graph.graph import Graph
 from openacl.gepy.graph.types import DataType, Format
+from openacl.graph_engine.graph import MAX_COUNT
 from openacl.graph_engine.graph import Graph as EngineGraph
 
 __all__ = [
@@ -32,8 +33,6 @@ __all__ = [
     "convert_to_tensor_holder",
     "resolve_builder",
 ]
-
-_UINT32_MAX = 2**32 - 1
 
 
 class InputType(enum.StrEnum):
@@ -105,6 +104,8 @@ class GraphBuilder:
     def create_inputs(self, num: int, start_index: int = 0) -> list[TensorHolder]:
         if not isinstance(num, int) or num <= 0:
             raise TypeError("num must be an int > 0")
+        if num > MAX_COUNT:
+            raise ValueError(f"num {num} is more inputs than one call creates ({MAX_COUNT})")
         if not isinstance(start_index, int) or start_index < 0:
             raise TypeError("start_index must be an int >= 0")
         return [self.create_input(i) for i in range(start_index, start_index + num)]
@@ -129,6 +130,10 @@ class GraphBuilder:
             raise TypeError("shape must be a list of int")
         if int(np.prod(dims)) != len(items):
             raise ValueError(f"{len(items)} values do not fill shape {dims}")
+        if ints:
+            dtypes.check_ints(items, dtype)
+        else:
+            items = dtypes.as_floats(items)
         return self._const(np.array(items, dtype=dtype).reshape(dims))
 
     def create_const_int64(self, value: int | list[int], shape: list[int] | None = None) -> TensorHolder:
@@ -138,10 +143,10 @@ class GraphBuilder:
         return self._const_list(value, shape, np.int32, True)
 
     def create_const_uint64(self, value: int | list[int], shape: list[int] | None = None) -> TensorHolder:
-        return self._const_list(_unsigned(value, 2**64 - 1), shape, np.uint64, True)
+        return self._const_list(value, shape, np.uint64, True)
 
     def create_const_uint32(self, value: int | list[int], shape: list[int] | None = None) -> TensorHolder:
-        return self._const_list(_unsigned(value, _UINT32_MAX), shape, np.uint32, True)
+        return self._const_list(value, shape, np.uint32, True)
 
     def create_const_float(self, value: float | list[float], shape: list[int] | None = None) -> TensorHolder:
         return self._const_list(value, shape, np.float32, False)
@@ -158,10 +163,10 @@ class GraphBuilder:
         return self._const_list(value, [], np.int32, True)
 
     def create_scalar_uint64(self, value: int) -> TensorHolder:
-        return self._const_list(_unsigned(value, 2**64 - 1), [], np.uint64, True)
+        return self._const_list(value, [], np.uint64, True)
 
     def create_scalar_uint32(self, value: int) -> TensorHolder:
-        return self._const_list(_unsigned(value, _UINT32_MAX), [], np.uint32, True)
+        return self._const_list(value, [], np.uint32, True)
 
     def create_scalar_float(self, value: float) -> TensorHolder:
         return self._const_list(value, [], np.float32, False)
@@ -202,6 +207,8 @@ class GraphBuilder:
         self._check_open("set a graph attribute")
         if not isinstance(name, str) or type(value) is not kind:
             raise TypeError(f"graph attribute {name!r} takes a {kind.__name__}")
+        if kind is int:
+            dtypes.check_ints([value], np.int64)
         self._graph.attrs[name] = value
 
     def set_node_attr_int64(self, tensor: TensorHolder, name: str, value: int) -> None:
@@ -221,6 +228,8 @@ class GraphBuilder:
         self._check_open("set a node attribute")
         if not isinstance(tensor, TensorHolder) or not isinstance(name, str) or type(value) is not kind:
             raise TypeError(f"attribute {name!r} takes a TensorHolder, a str name and a {kind.__name__}")
+        if kind is int:
+            dtypes.check_ints([value], np.int64)
         self._graph.node(tensor.name).attrs[name] = value
 
     def add_control_dependency(self, dst_tensor: TensorHolder, src_tensors: list[TensorHolder]) -> None:
@@ -322,7 +331,7 @@ def convert_to_tensor_holder(value: Any, builder: GraphBuilder) -> TensorHolder 
     if isinstance(value, list):
         flat, shape = _flatten(value)
         if any(isinstance(v, float) for v in flat):
-            return builder.create_const_float([float(v) for v in flat], shape=shape)
+            return builder.create_const_float(dtypes.as_floats(flat), shape=shape)
         return builder.create_const_int64([int(v) for v in flat], shape=shape)
     raise TypeError(f"expected a TensorHolder or a TensorLike (int, float, nested list), got {type(value).__name__}")
 
@@ -364,10 +373,3 @@ def _numpy(data_type: DataType) -> np.dtype:
         return dtypes.numpy_from_ge(data_type)
     except KeyError:
         raise RuntimeError(f"Failed to create input: data type {data_type.name} has no CPU equivalent") from None
-
-
-def _unsigned(value: Any, limit: int) -> Any:
-    for item in value if isinstance(value, list) else [value]:
-        if isinstance(item, int) and not 0 <= item <= limit:
-            raise ValueError(f"{item} is out of range for an unsigned const (0..{limit})")
-    return value

@@ -266,8 +266,9 @@ def _from_list(data: Any, data_type: DataType, dims: tuple[int, ...]) -> np.ndar
         return np.array(data, dtype=np.bool_).reshape(dims)
     if data_type in _INT_TYPES:
         values: list[Any] = [int(x) for x in data]
+        dtypes.check_ints(values, dtypes.numpy_from_ge(data_type))
     elif data_type in (DataType.DT_FLOAT, DataType.DT_FLOAT16):
-        values = [float(x) for x in data]
+        values = dtypes.as_floats(data)
     elif data_type == DataType.DT_DOUBLE:
         raise RuntimeError("DT_DOUBLE is not supported in python Tensor constructor")
     else:
@@ -282,6 +283,8 @@ def _from_file(path: str, data_type: DataType, dims: tuple[int, ...]) -> np.ndar
         dtype = dtypes.numpy_from_ge(data_type)
     except KeyError:
         raise RuntimeError(f"Failed to create Tensor with data type: {data_type}") from None
+    if any(dim < 0 for dim in dims):
+        raise ValueError(f"shape {list(dims)} has a negative dim")
     need = math.prod(dims) * dtype.itemsize
     size = os.path.getsize(path) if os.path.isfile(path) else -1
     if size <= 0 or size < need:

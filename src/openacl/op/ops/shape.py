@@ -12,7 +12,9 @@ INT64_MAX, INT64_MIN = (1 << 63) - 1, -(1 << 63)
 
 
 def _slice_ends(offsets: list[int], size: list[int]) -> list[int]:
-    return [INT64_MAX if n == -1 else start + n for start, n in zip(offsets, size, strict=True)]
+    """Each end, clamped to int64 (ONNX clamps ends to the dim anyway): 2**63-1 + 2 must not overflow."""
+    ends = [INT64_MAX if n == -1 else start + n for start, n in zip(offsets, size, strict=True)]
+    return [min(max(end, INT64_MIN), INT64_MAX) for end in ends]
 
 
 def _slice(b: Builder, x: Operand, starts: str, ends: str, count: int) -> list[str]:
@@ -90,6 +92,8 @@ def _lower_strided_d(b: Builder, inputs: list[Operand | None], attrs: dict, outp
 
 
 def _transpose(b: Builder, x: Operand, perm: list[int]) -> list[str]:
+    if x.rank == 0:
+        raise input_mismatch(b.op_type, "x is a scalar: a transpose needs 1 or more dims")
     if sorted(perm) != list(range(x.rank)):
         raise input_mismatch(b.op_type, f"perm {perm} is not a permutation of x's {x.rank} dims")
     return [b.one("Transpose", [x.name], perm=perm)]
@@ -127,16 +131,21 @@ def _lower_concat_d(b: Builder, inputs: list[Operand | None], attrs: dict, outpu
     return _concat(b, list(inputs), attrs["concat_dim"], attrs["N"])
 
 
+def _concat_dim(b: Builder, dim: Operand) -> int:
+    values = b.const_ints(dim, "concat_dim")
+    if len(values) != 1:
+        raise input_mismatch(b.op_type, f"concat_dim holds {len(values)} values, not 1")
+    return values[0]
+
+
 def _lower_concat_v2(b: Builder, inputs: list[Operand | None], attrs: dict, outputs: list[Output]) -> list[str]:
     *tensors, dim = inputs
-    (axis,) = b.const_ints(dim, "concat_dim")
-    return _concat(b, tensors, axis, attrs["N"])
+    return _concat(b, tensors, _concat_dim(b, dim), attrs["N"])
 
 
 def _lower_concat(b: Builder, inputs: list[Operand | None], attrs: dict, outputs: list[Output]) -> list[str]:
     dim, *tensors = inputs
-    (axis,) = b.const_ints(dim, "concat_dim")
-    return _concat(b, tensors, axis, attrs["N"])
+    return _concat(b, tensors, _concat_dim(b, dim), attrs["N"])
 
 
 def _list(name: str, doc: str = "") -> AttrSpec:
