@@ -22,6 +22,7 @@ FLOORS: list[tuple[int, tuple[str, ...]]] = [
             "openacl.atomicfile",
             "openacl.trace",
             "openacl.onnxrt",
+            "openacl.division_guard",
             "openacl.atfork",
         ),
     ),

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from openacl import atfork, onnxrt
+from openacl import atfork, division_guard, onnxrt
 from openacl.dtypes import ONNX_STRING, AclFormat, acl_from_numpy, numpy_from_onnx
 from openacl.dump import session as dump_session
 from openacl.errors import AclCode, AclError, ExecutionFailed
@@ -158,6 +158,9 @@ class Model:
             raise AclError(AclCode.ACL_ERROR_PARSE_MODEL, f"{source}: not an ONNX model ({exc})") from None
         if not proto.graph.node and not proto.graph.output:
             raise AclError(AclCode.ACL_ERROR_PARSE_MODEL, f"{source}: not an ONNX model (no graph)")
+        guarded = division_guard.guard(proto)  # None for almost every model: no integer Div that could trap
+        if guarded is not None:
+            proto = guarded
         external = external_data_files(proto, found.location)
         if external and path is None:
             raise AclError(
@@ -180,7 +183,13 @@ class Model:
         self.session = None
         if not dump_only:
             try:
-                self.session = onnxrt.new_session(path if path is not None else data, session_options())
+                if guarded is None:
+                    self.session = onnxrt.new_session(path if path is not None else data, session_options())
+                else:  # the guarded graph, reading its weights where the skeleton says, as a dump's sessions do
+                    options = session_options()
+                    self.weights.apply(options)
+                    self._weights_of_guarded_session = self.weights  # onnxruntime may read them while it runs
+                    self.session = onnxrt.new_session(proto.SerializeToString(), options)
             except Exception as exc:
                 raise AclError(AclCode.ACL_ERROR_PARSE_MODEL, f"{source}: onnxruntime cannot load it ({exc})") from None
         self._ort_values = self.session is not None and onnxrt.needs_ort_values(self.session)
