@@ -470,13 +470,14 @@ def test_render_limit_keeps_the_first_divergence_visible(tmp_path, x):
 _CSV_ON_A_FULL_DISK = """
 import resource, signal, sys
 from openacl.tools import compare as cmp
+from openacl.tools import metrics, report
 
-row = cmp.TensorComparison("Conv2D", "layer/conv", "output.0", (1, 64), "float32", 0.5, 0.25, 0.99)
+row = metrics.TensorComparison("Conv2D", "layer/conv", "output.0", (1, 64), "float32", 0.5, 0.25, 0.99)
 result = cmp.CompareResult([row] * 2000, None, [], [])
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 resource.setrlimit(resource.RLIMIT_FSIZE, (4096, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
 try:
-    cmp.write_csv(result, sys.argv[1])
+    report.write_csv(result, sys.argv[1])
 except OSError as exc:
     print("refused:", exc.strerror)
 """
