@@ -107,10 +107,13 @@ def _serve(task: Task, queue: SimpleQueue | None, budget: int) -> bool:
         start = trace.now_ns() if tracing_on else 0
         if claimed:
             ran = True
+            # Invariant: these locals keep the callback and its user_data until LOCK is released below (the
+            # finish clears the task's own references; the last one may run a finalizer, user code).
+            fn, data = task.fn, task.user_data
             try:
-                task.fn(task.user_data)
+                fn(data)
             except Exception:
-                log.exception("stream %d: callback %r raised; the stream goes on", task.stream.id, task.fn)
+                log.exception("stream %d: callback %r raised; the stream goes on", task.stream.id, fn)
             except BaseException:  # SystemExit, KeyboardInterrupt: not swallowed, but the callback is over
                 with _lock.locked:
                     stack.pop()
@@ -144,8 +147,10 @@ def _serve(task: Task, queue: SimpleQueue | None, budget: int) -> bool:
                 _lock.release()
             else:
                 LOCK.release()
-        if claimed and tracing_on:
-            tracing.callback(task, start)
+        if claimed:
+            if tracing_on:
+                tracing.callback(task, fn, start)
+            fn = data = None  # LOCK is released: their last references may go now
         if following is None:
             return ran
         task, claimed = following, following_claimed

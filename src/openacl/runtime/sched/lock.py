@@ -10,8 +10,15 @@ thread is fine, it only releases a primitive lock) it hands to ``defer``; work t
 it hands to ``soon``. ``release()`` runs the ``soon`` list, still under ``LOCK``, until it is empty (one loop,
 however long the chain), then releases ``LOCK``, then runs the deferred actions.
 
-Invariant: no user code (callbacks, thread functions, logging handlers), no thread start and no blocking
-wait runs while ``LOCK`` is held. ``tests/runtime/sched/test_lock.py`` holds the rule to account.
+Invariant: no user code (callbacks, thread functions, logging handlers, finalizers), no thread start and no
+blocking wait runs while ``LOCK`` is held. ``tests/runtime/sched/test_lock.py`` holds the rule to account.
+
+Finalizers are user code too: the ``__del__`` of an object whose last reference a locked section lets go runs
+right there, on the holder's thread (acllite frees memory in ``__del__``; a GE-PY output gives its block back
+to the user's allocator). So a locked section never releases the last reference to a task's work, a callback,
+its ``user_data`` or anything they hold: it hands them to ``bury``, and ``release()`` drops them after
+``LOCK`` is let go (``Task.finish_locked`` buries every finished task's payload, which makes the rule
+structural: a finished task holds nothing of the user's, wherever it is dropped later).
 """
 
 from __future__ import annotations
@@ -28,7 +35,8 @@ log = get_logger("rt")
 
 LOCK = threading.Lock()
 
-# Both lists belong to whoever holds LOCK; only the holder appends to or drains them.
+# Both lists belong to whoever holds LOCK; only the holder appends to or drains them. The deferred list is also
+# the graveyard: an entry's arguments are references that must outlive LOCK's hold (``bury``).
 _soon: deque[tuple[Callable[..., Any], tuple]] = deque()
 _deferred: list[tuple[Callable[..., Any], tuple]] = []
 
@@ -39,33 +47,39 @@ _LOCK_TRIES = 64
 SOON, DEFERRED = _soon, _deferred
 
 
-def acquire() -> None:
-    """Take ``LOCK`` without a lock convoy.
+def acquire(timeout: float | None = None) -> bool:
+    """Take ``LOCK`` without a lock convoy; False if ``timeout`` seconds (None: no limit) ran out first.
 
     A blocking ``acquire`` gets LOCK the moment it is released, but then still waits for the GIL while
     holding it; the thread that has the GIL blocks on LOCK at its next callback and hands the GIL back, and so
     on, callback after callback: two thread switches per callback (NO_BLOCK callbacks ran at half speed).
     Trying without blocking never holds LOCK while waiting for the GIL. LOCK is never held across a blocking
     wait or a call out of the runtime, so the holder lets go as soon as it runs again; the tries stop after a
-    while anyway and the thread blocks.
+    while anyway and the thread blocks (for ``timeout`` at most: a wait with a timeout keeps it, whatever
+    holds LOCK).
     """
     if LOCK.acquire(False):
-        return
+        return True
     for _ in range(_LOCK_TRIES):
         time.sleep(0)  # let the holder have the GIL
         if LOCK.acquire(False):
-            return
-    LOCK.acquire()
+            return True
+    return LOCK.acquire(True, -1 if timeout is None else max(timeout, 0.0))
 
 
 def release() -> None:
-    """Drain the ``soon`` list, release ``LOCK``, then run what was deferred (in the order it was deferred)."""
+    """Drain the ``soon`` list, release ``LOCK``, then run what was deferred (in the order it was deferred).
+
+    Invariant: ``actions`` holds every deferred entry (and with it every buried reference) until ``LOCK`` has
+    been released; they are dropped when this function returns, on the releasing thread.
+    """
     while _soon:
         fn, args = _soon.popleft()
         try:
             fn(*args)
         except Exception as exc:  # a bug in the runtime: LOCK must still be released, the chain go on
             log_locked(log, 40, "scheduler step %r failed", fn, exc=exc)
+        _deferred.append((_keep, (fn, args)))  # the step's references go after LOCK, as every buried one
     if not _deferred:
         LOCK.release()
         return
@@ -103,6 +117,16 @@ def soon(fn: Callable[..., Any], *args: Any) -> None:
 def defer(fn: Callable[..., Any], *args: Any) -> None:
     """Hold ``LOCK``: run ``fn(*args)`` once ``LOCK`` has been released, on the releasing thread."""
     _deferred.append((fn, args))
+
+
+def _keep(*_refs: object) -> None:
+    """The action of a graveyard entry: nothing; its arguments are what it keeps alive until LOCK is released."""
+
+
+def bury(*refs: object) -> None:
+    """Hold ``LOCK``: keep ``refs`` alive until ``LOCK`` is released, so that their last reference (and any
+    finalizer it runs: user code) goes on the releasing thread after the release, never under ``LOCK``."""
+    _deferred.append((_keep, refs))
 
 
 def log_locked(logger, level: int, msg: str, *args: object, exc: BaseException | None = None) -> None:

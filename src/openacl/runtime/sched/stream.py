@@ -245,8 +245,8 @@ class Stream:
         """The stream has reached a callback: hand it to the report thread. True if it now holds the stream."""
         sub = self.subscription
         if sub is None:
-            task.finish_locked(TaskState.DROPPED)
             _lock.log_locked(log, 30, "stream %d: callback %r dropped: no thread subscribed", self.id, task.fn)
+            task.finish_locked(TaskState.DROPPED)
             return False
         task.state = TaskState.POSTED
         if trace.recorder is not None:
@@ -328,6 +328,8 @@ class Stream:
             error = AclError(AclCode.ACL_ERROR_RT_INTERNAL_ERROR, f"{what} raised {type(exc).__name__}: {exc}")
             _lock.log_locked(log, 40, "stream %d: %s failed", self.id, what, exc=exc)
         if self.failure is None:
+            # Invariant: ``failure`` (its traceback holds the failed work's frames) is only ever taken out under
+            # LOCK into a local (``synchronize``), never dropped under it.
             self.failure = error
         if task is not None:
             for hook in FAILURE_HOOKS:
@@ -340,7 +342,12 @@ class Stream:
     # ----- callbacks (report threads, LOCK held) -----
 
     def callback_finished_locked(self, task: Task) -> None:
+        """The report thread that ran ``task`` is done with it.
+
+        Invariant: that thread (``report._serve``) holds its own references to ``fn`` and ``user_data`` until it
+        has released ``LOCK``, so clearing them here lets go of nothing (the hot path: no ``bury``)."""
         task.state = TaskState.DONE
+        task.fn = task.user_data = None
         if task.waiters:  # someone waits for this very callback (unsubscribe, destroy)
             task.finish_locked(TaskState.DONE)
         if task.blocking:
