@@ -231,34 +231,48 @@ def test_regression_work_after_an_event_wait_lets_go_of_its_closure_after_lock(c
 # ----- a wedged LOCK does not make a timeout wait for ever -----
 
 
-def test_regression_synchronize_stream_with_timeout_ignored_its_timeout_while_lock_was_held(ctx, stream, gate):
-    """Whatever holds LOCK (here a stand-in for a finalizer stuck under it), the timeout is kept: 507046."""
-    held = threading.Event()
+@pytest.mark.parametrize("what", ["stream", "event"])
+def test_regression_synchronize_stream_with_timeout_ignored_its_timeout_while_lock_was_held(ctx, stream, gate, what):
+    """Whatever holds LOCK (here a stand-in for a finalizer stuck under it), the timeout is kept: 507046 for a
+    stream, 507047 for an event."""
+    event, _ = acl.rt.create_event()
+    rt_device.resolve(stream).enqueue(work_task("gate", lambda: gate.wait(10)))
+    assert acl.rt.record_event(event, stream) == SUCCESS
+    held, wedged = threading.Event(), threading.Event()
 
     def wedge() -> None:
         with lock.LOCK:
             held.set()
-            gate.wait(20)
+            wedged.wait(20)
 
     holder = threading.Thread(target=wedge)
     holder.start()
     assert held.wait(10)
     codes: list[int] = []
-    waiter = threading.Thread(target=lambda: codes.append(acl.rt.synchronize_stream_with_timeout(stream, 100)))
+    sync, handle, timed_out = {
+        "stream": (acl.rt.synchronize_stream_with_timeout, stream, 507046),
+        "event": (acl.rt.synchronize_event_with_timeout, event, 507047),
+    }[what]
+    waiter = threading.Thread(target=lambda: codes.append(sync(handle, 100)))
     waiter.start()
     waiter.join(10)
     stuck = waiter.is_alive()
-    gate.set()
+    wedged.set()
     holder.join(10)
     waiter.join(10)
-    assert not stuck, "synchronize_stream_with_timeout(100 ms) was still waiting for LOCK after 10 s"
-    assert codes == [507046]
-
-
-def test_synchronize_event_and_stream_with_timeout_still_wait_for_work(ctx, stream, gate):
-    rt_device.resolve(stream).enqueue(work_task("gate", lambda: gate.wait(10)))
-    assert acl.rt.synchronize_stream_with_timeout(stream, 50) == 507046
     gate.set()
+    assert not stuck, f"synchronize_{what}_with_timeout(100 ms) was still waiting for LOCK after 10 s"
+    assert codes == [timed_out]
+
+
+def test_synchronize_with_timeout_still_times_out_on_work_then_succeeds(ctx, stream, gate):
+    event, _ = acl.rt.create_event()
+    rt_device.resolve(stream).enqueue(work_task("gate", lambda: gate.wait(10)))
+    assert acl.rt.record_event(event, stream) == SUCCESS
+    assert acl.rt.synchronize_stream_with_timeout(stream, 50) == 507046
+    assert acl.rt.synchronize_event_with_timeout(event, 50) == 507047
+    gate.set()
+    assert acl.rt.synchronize_event_with_timeout(event, 30_000) == SUCCESS
     assert acl.rt.synchronize_stream_with_timeout(stream, 30_000) == SUCCESS
 
 
@@ -296,6 +310,7 @@ DROPS = {
     "destroy_stream_force": "acl.rt.destroy_stream_force(stream)",
     "unsubscribe_report": "acl.rt.unsubscribe_report(tid, stream)",
     "reset_device_force": "acl.rt.reset_device_force(0)",
+    "process_exit": "0  # nothing: the exit hook drops the queued work",
 }
 
 
