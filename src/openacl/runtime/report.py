@@ -7,7 +7,8 @@ Guarantees:
   ``process_report`` call (or inside a wait by that thread), in the order the stream reached it.
 - A callback's return value is ignored; its exception is logged with the traceback and goes no further.
 - No lock is held while a callback runs, so a callback may call the runtime (``malloc_host``, ``memcpy``,
-  ``launch_callback`` ...). A callback that waits for its own stream gets an error instead of a deadlock.
+  ``launch_callback`` ...); nor when a callback and its ``user_data`` are let go of, run or dropped, so their
+  finalizers may call it too. A callback that waits for its own stream gets an error instead of a deadlock.
 - Callbacks that can no longer run are never lost silently: ``unsubscribe_report``, a forced stream destroy
   and a report thread that has exited drop them with one warning that says how many.
 

@@ -13,7 +13,8 @@ Guarantees:
 - Resuming a held stream never recurses: an event that completes hands the streams it held to the lock
   holder's ``soon`` list (``lock``), which resumes them one after another, however long the chain.
 - A WORK task whose function raises (any exception) is FAILED, the stream goes on, and the stream's next
-  synchronize raises its code. No lock is held while a task's work or a user callback runs (``lock``).
+  synchronize raises its code. No lock is held while a task's work or a user callback runs, nor when the last
+  reference to them goes, dropped or finished (``lock.bury``: a finalizer is user code too).
 """
 
 from __future__ import annotations
