@@ -184,6 +184,34 @@ def test_regression_outputs_dropped_before_their_run_finished_deadlocked_an_allo
     acl.rt.destroy_stream(stream)
 
 
+def test_regression_a_failed_run_let_go_of_its_outputs_under_lock(device):
+    """The run fails on the stream (its input's memory was freed first); its outputs, dropped by the program,
+    go back to the allocator once the failure is reported, outside LOCK."""
+    session = relu_session()
+    stream, _ = acl.rt.create_stream()
+    event, _ = acl.rt.create_event()
+    pool = EventAllocator(stream, event)
+    session.register_external_allocator(stream, pool)
+    gate = threading.Event()
+    rt_device.resolve(stream).enqueue(work_task("gate", lambda: gate.wait(10)))
+    x = device_tensor([1.0, -1.0, 2.0, -2.0])
+    outs = session.run_graph_with_stream_async(1, stream, [x])
+    assert acl.rt.free(x._device.addr) == 0  # the run reads it when the stream reaches it: the run fails
+    del outs
+    gate.set()
+    assert acl.rt.synchronize_stream_with_timeout(stream, 30_000) not in (0, 507046)  # the run's failure
+    for _ in range(50):
+        if pool.freed:
+            break
+        gc.collect()
+        threading.Event().wait(0.1)
+    assert pool.freed == [(0, 0)]
+    assert acl.rt.synchronize_stream_with_timeout(stream, 30_000) == 0
+    x._device = None  # its block is freed already
+    acl.rt.destroy_event(event)
+    acl.rt.destroy_stream(stream)
+
+
 ISSUE_PROGRAM = r"""
 import openacl
 

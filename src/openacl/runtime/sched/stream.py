@@ -308,6 +308,11 @@ class Stream:
             task.work()
         except BaseException as exc:  # an engine thread must survive anything a task raises
             failure = exc
+            if isinstance(exc, AclError):
+                # Kept for the next synchronize (and by log records): its code and message, not the failed
+                # work's frames, which hold what the task holds (a GE-PY run's outputs) for as long as it is kept.
+                failure = exc.with_traceback(None)
+                failure.__context__ = failure.__cause__ = None
         if trace.recorder is not None:
             tracing.work(task, start)
         with _lock.locked:
