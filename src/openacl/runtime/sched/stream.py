@@ -334,8 +334,8 @@ class Stream:
             error = AclError(AclCode.ACL_ERROR_RT_INTERNAL_ERROR, f"{what} raised {type(exc).__name__}: {exc}")
             _lock.log_locked(log, 40, "stream %d: %s failed", self.id, what, exc=exc)
         if self.failure is None:
-            # Invariant: ``failure`` (its traceback holds the failed work's frames) is only ever taken out under
-            # LOCK into a local (``synchronize``), never dropped under it.
+            # Invariant: ``failure`` is only ever taken out under LOCK into a local (``synchronize``), never
+            # dropped under it (an exception may hold user objects).
             self.failure = error
         if task is not None:
             for hook in FAILURE_HOOKS:
