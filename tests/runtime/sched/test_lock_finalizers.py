@@ -327,3 +327,78 @@ def test_regression_dropped_callback_whose_user_data_del_calls_stream_query_dead
         pytest.fail(f"{drop}: the program deadlocked")
     assert done.returncode == 0, done.stderr[-2000:]
     assert "dropped 0" in done.stdout, done.stdout + done.stderr[-2000:]
+
+
+# ----- the garbage collector's finalizers -----
+
+
+class _Cycle:
+    """Garbage only the cyclic collector frees; its ``__del__`` queries a stream."""
+
+    def __init__(self, stream: int, answers: list[object]) -> None:
+        self.me, self.stream, self.answers = self, stream, answers
+
+    def __del__(self) -> None:
+        self.answers.append(acl.rt.stream_query(self.stream))
+
+
+def test_collector_finalizer_waits_for_lock_held_by_another_thread(ctx, stream):
+    """A collection that begins while another thread holds LOCK: its finalizers' runtime calls just wait."""
+    answers: list[object] = []
+    held, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with lock.LOCK:
+            held.set()
+            release.wait(0.3)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    assert held.wait(10)
+    _Cycle(stream, answers)
+    gc.collect()
+    holder.join(10)
+    assert answers == [(0, SUCCESS)]
+
+
+CYCLE_CHILD = r"""
+import gc
+import openacl
+
+openacl.install()
+import acl
+from openacl.runtime.sched import lock
+
+acl.init()
+acl.rt.set_device(0)
+stream, _ = acl.rt.create_stream()
+answers = []
+
+
+class Cycle:
+    def __init__(self):
+        self.me = self  # only the cyclic collector frees it
+
+    def __del__(self):
+        answers.append(acl.rt.stream_query(stream))
+
+
+gc.disable()
+Cycle()
+with lock.locked:  # a collection falls due in a locked section, as at any allocation there
+    gc.collect()
+print("in the collection", answers, flush=True)
+print("after", acl.rt.stream_query(stream), flush=True)
+"""
+
+
+@pytest.mark.subprocess
+def test_regression_collector_finalizer_calling_the_runtime_on_the_thread_holding_lock_deadlocked():
+    """It gets 200001 (ACL_ERROR_API_NOT_SUPPORT) instead of waiting for itself, and the runtime goes on."""
+    env = dict(os.environ, ASCEND_GLOBAL_LOG_LEVEL="3")
+    try:
+        done = subprocess.run([sys.executable, "-c", CYCLE_CHILD], capture_output=True, text=True, timeout=60, env=env)
+    except subprocess.TimeoutExpired:
+        pytest.fail("the program deadlocked")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.splitlines() == ["in the collection [(1, 200001)]", "after (0, 0)"], done.stdout

@@ -19,16 +19,22 @@ to the user's allocator). So a locked section never releases the last reference 
 its ``user_data`` or anything they hold: it hands them to ``bury``, and ``release()`` drops them after
 ``LOCK`` is let go (``Task.finish_locked`` buries every finished task's payload, which makes the rule
 structural: a finished task holds nothing of the user's, wherever it is dropped later).
+
+The one finalizer the runtime cannot move out: the cyclic garbage collector's, which runs on whichever thread
+allocates when a collection is due, inside a locked section too. A runtime call from such a finalizer, on the
+thread that holds ``LOCK``, would wait for itself: it gets ``ACL_ERROR_API_NOT_SUPPORT`` instead (``acquire``).
 """
 
 from __future__ import annotations
 
+import gc
 import threading
 import time
 from collections import deque
 from collections.abc import Callable
 from typing import Any
 
+from openacl.errors import AclCode, AclError
 from openacl.log import get_logger
 
 log = get_logger("rt")
@@ -41,6 +47,9 @@ _soon: deque[tuple[Callable[..., Any], tuple]] = deque()
 _deferred: list[tuple[Callable[..., Any], tuple]] = []
 
 _LOCK_TRIES = 64
+# How long a runtime call from a garbage collector's finalizer waits for LOCK before it concludes that its own
+# thread holds it (a holder lets go within microseconds: it never waits or calls out while it holds LOCK).
+_COLLECTOR_PATIENCE = 2.0
 
 # The same two lists, for the callback hot paths, which release inline: ``if SOON or DEFERRED: release()``
 # ``else: LOCK.release()`` (a Python call costs as much as the rest of a short critical section).
@@ -64,7 +73,35 @@ def acquire(timeout: float | None = None) -> bool:
         time.sleep(0)  # let the holder have the GIL
         if LOCK.acquire(False):
             return True
+    if getattr(_collecting, "under_lock", False):
+        return _acquire_in_collection(timeout)
     return LOCK.acquire(True, -1 if timeout is None else max(timeout, 0.0))
+
+
+def _acquire_in_collection(timeout: float | None) -> bool:
+    """A finalizer the garbage collector runs, begun while LOCK was held (perhaps by this very thread)."""
+    patience = _COLLECTOR_PATIENCE if timeout is None else min(max(timeout, 0.0), _COLLECTOR_PATIENCE)
+    if LOCK.acquire(True, patience):
+        return True
+    if timeout is not None and timeout <= _COLLECTOR_PATIENCE:
+        return False
+    raise AclError(
+        AclCode.ACL_ERROR_API_NOT_SUPPORT,
+        "a finalizer run by the garbage collector while the runtime was busy on this thread called the runtime; "
+        "break the reference cycle (or free explicitly) so that it does not wait for itself",
+    )
+
+
+# Per thread: whether the collection this thread is running began while LOCK was held.
+_collecting = threading.local()
+
+
+def _note_collection(phase: str, _info: dict) -> None:
+    """``gc.callbacks``: finalizers of cyclic garbage run on the collecting thread, wherever it was."""
+    _collecting.under_lock = phase == "start" and LOCK.locked()
+
+
+gc.callbacks.append(_note_collection)
 
 
 def release() -> None:
