@@ -123,6 +123,38 @@ def test_dump_reg_callback_argument_rules():
     assert acl.mdl.dump_unreg_callback() is None
 
 
+class _DumpUser:
+    """A dump callback whose ``__del__`` calls the dump API, from a helper thread it waits for at most a few
+    seconds (so that a finalizer run under the dump lock fails the test instead of deadlocking it)."""
+
+    def __init__(self, seen: list[str]) -> None:
+        self.seen = seen
+
+    def __call__(self, chunk) -> int:
+        return 0
+
+    def __del__(self) -> None:
+        done: list[object] = []
+        helper = threading.Thread(target=lambda: done.append(acl.mdl.dump_unreg_callback()), daemon=True)
+        helper.start()
+        helper.join(5)
+        self.seen.append("called the dump API" if done else "stuck: the finalizer ran under the dump lock")
+
+
+def test_regression_replaced_dump_callback_whose_finalizer_calls_the_dump_api_deadlocked():
+    seen: list[str] = []
+    assert acl.mdl.dump_reg_callback(_DumpUser(seen), 0) == 0
+    assert acl.mdl.dump_reg_callback(lambda chunk: 0, 0) == 0
+    assert seen == ["called the dump API"]
+
+
+def test_regression_dump_reset_let_go_of_the_callback_under_the_dump_lock():
+    seen: list[str] = []
+    assert acl.mdl.dump_reg_callback(_DumpUser(seen), 0) == 0
+    dump_session.reset()
+    assert seen == ["called the dump API"]
+
+
 # ----- files on disk -----
 
 

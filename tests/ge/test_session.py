@@ -652,3 +652,65 @@ def test_a_dropped_session_ends_its_worker_thread():
     gc.collect()  # no close(), no GEFinalize: the session's finalizer stops the thread
     worker.join(10)
     assert not worker.is_alive()
+
+
+# ----- what a session lets go of, it lets go of after its lock -----
+
+
+class SessionUser:
+    """A callback or allocator whose ``__del__`` calls the session (from a helper thread it waits for at most a
+    few seconds, so that a finalizer run under the session's lock fails the test instead of deadlocking it)."""
+
+    def __init__(self, sess: ge.Session, seen: list[str]) -> None:
+        self.sess, self.seen = sess, seen
+
+    def __call__(self, graph_id, params) -> int:
+        return 0
+
+    def malloc(self, size):  # pragma: no cover - registered, never asked
+        raise MemoryError
+
+    def free(self, block):  # pragma: no cover
+        pass
+
+    def __del__(self) -> None:
+        done: list[bool] = []
+        helper = threading.Thread(target=lambda: done.append(self.sess.compiled_model(1) is None), daemon=True)
+        helper.start()
+        helper.join(5)
+        self.seen.append("called the session" if done else "stuck: the finalizer ran under the session lock")
+
+
+@pytest.fixture
+def device0():
+    import acl
+
+    assert acl.rt.set_device(0) == 0
+    yield
+    acl.rt.reset_device(0)
+
+
+def test_regression_replaced_callback_whose_finalizer_calls_the_session_deadlocked(train):
+    seen: list[str] = []
+    assert train.register_callback_func("Summary", SessionUser(train, seen)) == S.SUCCESS
+    assert train.register_callback_func("Summary", lambda *a: 0) == S.SUCCESS
+    gc.collect()
+    assert seen == ["called the session"]
+
+
+def test_regression_replaced_or_unregistered_allocator_whose_finalizer_calls_the_session_deadlocked(train, device0):
+    seen: list[str] = []
+    assert train.register_external_allocator(0, SessionUser(train, seen)) == S.SUCCESS
+    assert train.register_external_allocator(0, SessionUser(train, seen)) == S.SUCCESS
+    assert train.unregister_external_allocator(0) == S.SUCCESS
+    gc.collect()
+    assert seen == ["called the session"] * 2
+
+
+def test_regression_close_lets_go_of_callbacks_and_allocators_after_the_session_lock(train, device0):
+    seen: list[str] = []
+    assert train.register_callback_func("Save", SessionUser(train, seen)) == S.SUCCESS
+    assert train.register_external_allocator(0, SessionUser(train, seen)) == S.SUCCESS
+    train.close()
+    gc.collect()
+    assert seen == ["called the session"] * 2

@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import gc
+import os
+import subprocess
+import sys
+import threading
+
 import numpy as np
 import pytest
 from ge.allocator import Allocator, MemBlock
@@ -14,7 +20,9 @@ from ge.graph.types import DataType, Format, Placement
 from ge.session import Session
 
 import acl
+from openacl.runtime import device as rt_device
 from openacl.runtime import memory
+from openacl.runtime.sched.task import work_task
 
 
 @pytest.fixture
@@ -122,3 +130,142 @@ def test_argument_errors(device):
         session.register_external_allocator(0, object())
     with pytest.raises(GeError, match="RegisterExternalAllocator failed"):
         session.register_external_allocator(0xDEAD, CountingAllocator())
+
+
+# ----- outputs dropped before their run finished -----
+
+
+class EventAllocator(Allocator):
+    """The issue's allocator: ``free`` records an event on the stream (so a block is reused only after the work
+    queued so far), then frees. It runs from a helper thread it waits for at most a few seconds, so that a
+    ``free`` called under a runtime lock fails the test instead of deadlocking it."""
+
+    def __init__(self, stream, event):
+        self.stream, self.event, self.freed = stream, event, []
+
+    def malloc(self, size):
+        addr, ret = acl.rt.malloc(size, 0)
+        assert ret == 0
+        return MemBlock(addr, size)
+
+    def free(self, block):
+        codes = []
+        helper = threading.Thread(
+            target=lambda: codes.append((acl.rt.record_event(self.event, self.stream), acl.rt.free(block.addr))),
+            daemon=True,
+        )
+        helper.start()
+        helper.join(5)
+        self.freed.append(codes[0] if codes else "stuck: free() ran under a runtime lock")
+
+
+def test_regression_outputs_dropped_before_their_run_finished_deadlocked_an_allocator_that_records_an_event(device):
+    session = relu_session()
+    stream, _ = acl.rt.create_stream()
+    event, _ = acl.rt.create_event()
+    pool = EventAllocator(stream, event)
+    session.register_external_allocator(stream, pool)
+    gate = threading.Event()
+    rt_device.resolve(stream).enqueue(work_task("gate", lambda: gate.wait(10)))  # every run below stays queued
+    x = device_tensor([1.0, -1.0, 2.0, -2.0])
+    for _ in range(4):
+        outs = session.run_graph_with_stream_async(1, stream, [x])  # drops the previous outputs: queued runs hold them
+    del outs
+    gate.set()
+    assert acl.rt.synchronize_stream_with_timeout(stream, 30_000) == 0
+    for _ in range(50):
+        if len(pool.freed) == 4:
+            break
+        gc.collect()
+        threading.Event().wait(0.1)
+    assert pool.freed == [(0, 0)] * 4
+    assert acl.rt.synchronize_stream_with_timeout(stream, 30_000) == 0  # the records free() queued
+    acl.rt.destroy_event(event)
+    acl.rt.destroy_stream(stream)
+
+
+def test_regression_a_failed_run_let_go_of_its_outputs_under_lock(device):
+    """The run fails on the stream (its input's memory was freed first); its outputs, dropped by the program,
+    go back to the allocator once the failure is reported, outside LOCK."""
+    session = relu_session()
+    stream, _ = acl.rt.create_stream()
+    event, _ = acl.rt.create_event()
+    pool = EventAllocator(stream, event)
+    session.register_external_allocator(stream, pool)
+    gate = threading.Event()
+    rt_device.resolve(stream).enqueue(work_task("gate", lambda: gate.wait(10)))
+    x = device_tensor([1.0, -1.0, 2.0, -2.0])
+    outs = session.run_graph_with_stream_async(1, stream, [x])
+    assert acl.rt.free(x._device.addr) == 0  # the run reads it when the stream reaches it: the run fails
+    del outs
+    gate.set()
+    assert acl.rt.synchronize_stream_with_timeout(stream, 30_000) not in (0, 507046)  # the run's failure
+    for _ in range(50):
+        if pool.freed:
+            break
+        gc.collect()
+        threading.Event().wait(0.1)
+    assert pool.freed == [(0, 0)]
+    assert acl.rt.synchronize_stream_with_timeout(stream, 30_000) == 0
+    x._device = None  # its block is freed already
+    acl.rt.destroy_event(event)
+    acl.rt.destroy_stream(stream)
+
+
+ISSUE_PROGRAM = r"""
+import openacl
+
+openacl.install()  # what ``openacl run`` does before the program
+import acl
+from ge.allocator import Allocator, MemBlock
+from ge.es.all import Relu
+from ge.es.graph_builder import GraphBuilder
+from ge.ge_global import GeApi
+from ge.graph import Tensor
+from ge.graph.types import DataType, Format, Placement
+from ge.session import Session
+
+acl.init()
+acl.rt.set_device(0)
+stream, _ = acl.rt.create_stream()
+event, _ = acl.rt.create_event()
+
+
+class EventAllocator(Allocator):
+    def malloc(self, size):
+        addr, _ = acl.rt.malloc(size, 0)
+        return MemBlock(addr, size)
+
+    def free(self, block):
+        acl.rt.record_event(event, stream)  # the block is reused once the stream is past this point
+        acl.rt.free(block.addr)
+
+
+GeApi.ge_initialize({"ge.exec.deviceId": "0"})
+b = GraphBuilder("relu")
+b.set_graph_output(Relu(b.create_input(0, data_type=DataType.DT_FLOAT, shape=[1024])), 0)
+session = Session()
+session.add_graph(1, b.build_and_reset())
+session.register_external_allocator(stream, EventAllocator())
+x = Tensor([1.0] * 1024, None, DataType.DT_FLOAT, Format.FORMAT_ND, [1024], Placement.PLACEMENT_DEVICE)
+for _ in range(200):
+    outs = session.run_graph_with_stream_async(1, stream, [x])
+print("synchronized", acl.rt.synchronize_stream_with_timeout(stream, 20_000), flush=True)
+del outs
+print("synchronized", acl.rt.synchronize_stream_with_timeout(stream, 20_000), flush=True)
+GeApi.ge_finalize()
+"""
+
+
+@pytest.mark.subprocess
+def test_regression_gepy_loop_reassigning_outputs_with_an_event_recording_allocator_deadlocked():
+    """The issue's second program: every runtime call deadlocked, synchronize_stream_with_timeout included."""
+    env = dict(os.environ, ASCEND_GLOBAL_LOG_LEVEL="3")
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", ISSUE_PROGRAM], capture_output=True, text=True, timeout=90, env=env
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail("the program deadlocked")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.splitlines() == ["synchronized 0", "synchronized 0"], done.stdout + done.stderr[-2000:]

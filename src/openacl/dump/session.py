@@ -144,9 +144,8 @@ def register_callback(callback: object, flag: int) -> None:
     if not callable(callback):
         raise AclError(AclCode.ACL_ERROR_FAILURE, f"dump_reg_callback: {type(callback).__name__} is not callable")
     with _lock:
-        replaced = _callback is not None
-        _callback = callback
-    if replaced:
+        replaced, _callback = _callback, callback
+    if replaced is not None:  # let go of after the lock: its last reference may run user code (a finalizer)
         log.info("dump callback replaced")
 
 
@@ -203,8 +202,9 @@ def reset() -> None:
                 session.active = False
         _dump_initialized = False
         _set_dump = _default = _from_init = _from_env = None
-        _callback = None
+        dropped, _callback = _callback, None  # let go of after the lock (a finalizer is user code)
         _models.clear()
+    del dropped
 
 
 # ----- one execution -----

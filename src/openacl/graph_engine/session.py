@@ -11,8 +11,9 @@ Guarantees:
   thread, before ``run_graph`` returns: Summary first, then Save. ``run_graph_async`` and
   ``run_graph_with_stream_async`` never fire them (as in GE); in prediction mode none fire.
 - No session lock is held while user code runs (a Summary/Save callback, a ``run_graph_async`` done
-  callback, an external allocator). A callback may call the session, e.g. ``get_variables``; running the
-  graph that is calling it raises ``GE_GRAPH_ALREADY_RUNNING``.
+  callback, an external allocator), finalizers included: a locked section never lets go of the last reference
+  to a callback or an allocator (it takes them out and drops them after the lock). A callback may call the
+  session, e.g. ``get_variables``; running the graph that is calling it raises ``GE_GRAPH_ALREADY_RUNNING``.
 - Variables live in the session as read-only arrays that are replaced, never written, so an array handed to
   a callback keeps its values.
 
@@ -241,8 +242,9 @@ class Session:
             raise TypeError("allocator must have malloc(size) and free(block)")
         self._require()
         _resolve_stream(stream)
-        with self._lock:
-            self._allocators[stream] = allocator
+        with self._lock:  # the one replaced goes after the lock (its last reference may run user code)
+            replaced, self._allocators[stream] = self._allocators.get(stream), allocator
+        del replaced
 
     @names_api("UnregisterExternalAllocator")
     def unregister_external_allocator(self, stream: int) -> None:
@@ -251,7 +253,8 @@ class Session:
         _check_stream_type(stream)
         self._require()
         with self._lock:
-            self._allocators.pop(stream, None)
+            removed = self._allocators.pop(stream, None)
+        del removed  # after the lock: its last reference may run user code
 
     @names_api("RunGraphWithStreamAsync")
     def run_graph_with_stream_async(
@@ -363,7 +366,8 @@ class Session:
         if not callable(callback):
             raise GeError(GeStatus.PARAM_INVALID, f"the callback for {name!r} is not callable: {callback!r}")
         with self._lock:
-            self._callbacks[name] = callback
+            replaced, self._callbacks[name] = self._callbacks.get(name), callback
+        del replaced  # after the lock: its last reference may run user code
 
     # ----- openacl extras -----
 
@@ -384,11 +388,10 @@ class Session:
                 return
             self._closed = True
             worker, self._worker = self._worker, None
-            self._graphs.clear()
-            self._getvar_cache.clear()
-            self._variables.clear()
-            self._callbacks.clear()
-            self._allocators.clear()
+            # Taken out, not cleared: what they hold (callbacks, allocators) goes after the lock.
+            held = (self._graphs, self._getvar_cache, self._variables, self._callbacks, self._allocators)
+            self._graphs, self._getvar_cache, self._variables, self._callbacks, self._allocators = {}, {}, {}, {}, {}
+        del held
         state.leave(self)
         if worker is not None:
             worker.stop()

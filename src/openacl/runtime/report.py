@@ -7,7 +7,8 @@ Guarantees:
   ``process_report`` call (or inside a wait by that thread), in the order the stream reached it.
 - A callback's return value is ignored; its exception is logged with the traceback and goes no further.
 - No lock is held while a callback runs, so a callback may call the runtime (``malloc_host``, ``memcpy``,
-  ``launch_callback`` ...). A callback that waits for its own stream gets an error instead of a deadlock.
+  ``launch_callback`` ...); nor when a callback and its ``user_data`` are let go of, run or dropped, so their
+  finalizers may call it too. A callback that waits for its own stream gets an error instead of a deadlock.
 - Callbacks that can no longer run are never lost silently: ``unsubscribe_report``, a forced stream destroy
   and a report thread that has exited drop them with one warning that says how many.
 
@@ -19,6 +20,7 @@ claimed (POSTED -> RUNNING, pushed on the thread's running stack) and finished (
 
 from __future__ import annotations
 
+import logging
 import threading
 from queue import Empty, SimpleQueue
 
@@ -107,10 +109,13 @@ def _serve(task: Task, queue: SimpleQueue | None, budget: int) -> bool:
         start = trace.now_ns() if tracing_on else 0
         if claimed:
             ran = True
+            # Invariant: these locals keep the callback and its user_data until LOCK is released below (the
+            # finish clears the task's own references; the last one may run a finalizer, user code).
+            fn, data = task.fn, task.user_data
             try:
-                task.fn(task.user_data)
+                fn(data)
             except Exception:
-                log.exception("stream %d: callback %r raised; the stream goes on", task.stream.id, task.fn)
+                log.exception("stream %d: callback %r raised; the stream goes on", task.stream.id, fn)
             except BaseException:  # SystemExit, KeyboardInterrupt: not swallowed, but the callback is over
                 with _lock.locked:
                     stack.pop()
@@ -144,8 +149,10 @@ def _serve(task: Task, queue: SimpleQueue | None, budget: int) -> bool:
                 _lock.release()
             else:
                 LOCK.release()
-        if claimed and tracing_on:
-            tracing.callback(task, start)
+        if claimed:
+            if tracing_on:
+                tracing.callback(task, fn, start)
+            fn = data = None  # LOCK is released: their last references may go now
         if following is None:
             return ran
         task, claimed = following, following_claimed
@@ -172,7 +179,7 @@ def subscribe(thread_id: int, stream: Stream) -> None:
             if len(_threads) > RECOMMENDED_THREADS:
                 _lock.log_locked(
                     log,
-                    30,
+                    logging.WARNING,
                     "%d threads subscribed for callbacks; CANN recommends at most %d",
                     len(_threads),
                     RECOMMENDED_THREADS,
@@ -223,7 +230,7 @@ def _detach_locked(reporter: ReportThread, stream: Stream, reason: str) -> None:
     if dropped:
         _lock.log_locked(
             log,
-            30,
+            logging.WARNING,
             "%s: stream %d: %d callback(s) not run yet were dropped (synchronize the stream first to run them)",
             reason,
             stream.id,

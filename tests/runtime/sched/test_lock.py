@@ -10,6 +10,7 @@ import pytest
 
 import acl
 from openacl.runtime.sched import lock
+from openacl.runtime.sched.task import Task, TaskKind, TaskState
 
 
 def test_wait_for_lock_takes_the_lock_once_its_holder_lets_go():
@@ -126,6 +127,51 @@ def test_deferred_actions_run_after_release_and_soon_steps_before(monkeypatch):
         lock.defer(lambda: order.append(f"deferred, LOCK held: {lock.LOCK.locked()}"))
         lock.soon(lambda: order.append(f"soon, LOCK held: {lock.LOCK.locked()}"))
     assert order == ["soon, LOCK held: True", "deferred, LOCK held: False"]
+
+
+class _Finalized:
+    """Notes, when it dies, whether LOCK was held then."""
+
+    def __init__(self, seen: list[bool]) -> None:
+        self.seen = seen
+
+    def __del__(self) -> None:
+        self.seen.append(lock.LOCK.locked())
+
+
+def test_buried_references_are_dropped_after_lock_is_released():
+    seen: list[bool] = []
+    with lock.locked:
+        lock.bury(_Finalized(seen))
+        assert seen == []
+    assert seen == [False]
+
+
+def test_regression_soon_steps_let_go_of_their_arguments_under_lock():
+    seen: list[bool] = []
+    with lock.locked:
+        for _ in range(3):  # the next step took the place of the one before it, under LOCK
+            lock.soon(lambda _: None, _Finalized(seen))
+    assert seen == [False] * 3
+
+
+@pytest.mark.parametrize("state", [TaskState.DONE, TaskState.FAILED, TaskState.DROPPED])
+def test_a_finished_task_holds_nothing_of_the_users(state):
+    """What makes the rule structural: a task dropped under LOCK once it finished runs no finalizer there."""
+    seen: list[bool] = []
+    finalized = _Finalized(seen)
+    tasks = [
+        Task(TaskKind.CALLBACK, "callback", None, lambda _, f=finalized: f, _Finalized(seen)),
+        Task(TaskKind.WORK, "work", lambda f=finalized: f),
+    ]
+    del finalized
+    with lock.locked:
+        for task in tasks:
+            task.finish_locked(state)
+            assert (task.work, task.fn, task.user_data) == (None, None, None)
+        tasks.clear()
+        assert seen == []
+    assert seen == [False, False]
 
 
 def test_soon_steps_added_by_soon_steps_run_in_a_loop_not_recursion():

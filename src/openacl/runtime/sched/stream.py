@@ -13,7 +13,8 @@ Guarantees:
 - Resuming a held stream never recurses: an event that completes hands the streams it held to the lock
   holder's ``soon`` list (``lock``), which resumes them one after another, however long the chain.
 - A WORK task whose function raises (any exception) is FAILED, the stream goes on, and the stream's next
-  synchronize raises its code. No lock is held while a task's work or a user callback runs (``lock``).
+  synchronize raises its code. No lock is held while a task's work or a user callback runs, nor when the last
+  reference to them goes, dropped or finished (``lock.bury``: a finalizer is user code too).
 """
 
 from __future__ import annotations
@@ -246,10 +247,10 @@ class Stream:
         """The stream has reached a callback: hand it to the report thread. True if it now holds the stream."""
         sub = self.subscription
         if sub is None:
-            task.finish_locked(TaskState.DROPPED)
             _lock.log_locked(
                 log, logging.WARNING, "stream %d: callback %r dropped: no thread subscribed", self.id, task.fn
             )
+            task.finish_locked(TaskState.DROPPED)
             return False
         task.state = TaskState.POSTED
         if trace.recorder is not None:
@@ -310,6 +311,11 @@ class Stream:
             task.work()
         except BaseException as exc:  # an engine thread must survive anything a task raises
             failure = exc
+            if isinstance(exc, AclError):
+                # Kept for the next synchronize (and by log records): its code and message, not the failed
+                # work's frames, which hold what the task holds (a GE-PY run's outputs) for as long as it is kept.
+                failure = exc.with_traceback(None)
+                failure.__context__ = failure.__cause__ = None
         if trace.recorder is not None:
             tracing.work(task, start)
         with _lock.locked:
@@ -333,6 +339,8 @@ class Stream:
             error = AclError(AclCode.ACL_ERROR_RT_INTERNAL_ERROR, f"{what} raised {type(exc).__name__}: {exc}")
             _lock.log_locked(log, logging.ERROR, "stream %d: %s failed", self.id, what, exc=exc)
         if self.failure is None:
+            # Invariant: ``failure`` is only ever taken out under LOCK into a local (``synchronize``), never
+            # dropped under it (an exception may hold user objects).
             self.failure = error
         if task is not None:
             for hook in FAILURE_HOOKS:
@@ -345,7 +353,12 @@ class Stream:
     # ----- callbacks (report threads, LOCK held) -----
 
     def callback_finished_locked(self, task: Task) -> None:
+        """The report thread that ran ``task`` is done with it.
+
+        Invariant: that thread (``report._serve``) holds its own references to ``fn`` and ``user_data`` until it
+        has released ``LOCK``, so clearing them here lets go of nothing (the hot path: no ``bury``)."""
         task.state = TaskState.DONE
+        task.fn = task.user_data = None
         if task.waiters:  # someone waits for this very callback (unsubscribe, destroy)
             task.finish_locked(TaskState.DONE)
         if task.blocking:

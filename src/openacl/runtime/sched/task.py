@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from openacl import trace
+from openacl.runtime.sched import lock as _lock
 
 
 class Waker(Protocol):
@@ -44,7 +45,12 @@ FINISHED = frozenset((TaskState.DONE, TaskState.FAILED, TaskState.DROPPED))
 
 
 class Task:
-    """One entry of a stream's queue. Its fields change only under ``LOCK``."""
+    """One entry of a stream's queue. Its fields change only under ``LOCK``.
+
+    Invariant: only WORK tasks (``work``) and CALLBACK tasks (``fn``, ``user_data``) carry the user's objects,
+    and a finished task carries none (``finish_locked``; ``Stream.callback_finished_locked``): a task can then
+    be dropped anywhere, under ``LOCK`` too, without running a finalizer there.
+    """
 
     __slots__ = (
         "blocking",
@@ -94,8 +100,13 @@ class Task:
         return f"<Task {self.name} #{self.seq}{where} {self.state}>"
 
     def finish_locked(self, state: str) -> None:
-        """The task is over (``DONE``, ``FAILED`` or ``DROPPED``): wake whoever waits for it."""
+        """The task is over (``DONE``, ``FAILED`` or ``DROPPED``): wake whoever waits for it, and let go of its
+        payload after ``LOCK`` is released (its last reference may run a finalizer: user code)."""
         self.state = state
+        work, fn, user_data = self.work, self.fn, self.user_data
+        if work is not None or fn is not None or user_data is not None:
+            self.work = self.fn = self.user_data = None
+            _lock.bury(work, fn, user_data)
         waiters = self.waiters
         if waiters:
             self.waiters = None

@@ -72,14 +72,14 @@ def work(task: Task, start_ns: int) -> None:
     )
 
 
-def callback(task: Task, start_ns: int) -> None:
-    """A callback ran on this report thread from ``start_ns`` until now."""
+def callback(task: Task, fn: object, start_ns: int) -> None:
+    """Callback ``fn`` (``task`` no longer holds it) ran on this report thread from ``start_ns`` until now."""
     rec = trace.recorder
     if rec is None:
         return
     posted = task.reached_ns or start_ns
     rec.add(
-        getattr(task.fn, "__qualname__", "callback"),
+        getattr(fn, "__qualname__", "callback"),
         "callback",
         posted,
         start_ns,

@@ -166,9 +166,13 @@ def wait(prepare: Callable[[], list[Target]], timeout: float | None) -> bool:
     ``prepare()`` runs with ``LOCK`` held and returns the targets; it may check and change state in the same
     critical section (it raises to refuse). A wait that would need a callback this thread is running is
     refused there too (``ACL_ERROR_API_NOT_SUPPORT``), and while it lasts the wait graph sees it.
+
+    A timeout bounds the whole wait, taking ``LOCK`` included: whatever holds it, the wait returns in time.
     """
     registered: tuple[int, list[Target]] | None = None
-    _lock.acquire()
+    deadline = None if timeout is None else time.monotonic() + timeout
+    if not _lock.acquire(timeout):
+        return False
     try:
         pending = _pending_locked(prepare())
         if not pending:
@@ -184,18 +188,21 @@ def wait(prepare: Callable[[], list[Target]], timeout: float | None) -> bool:
         waiter = _attach_locked(pending, reporter)
     finally:
         _lock.release()
-    deadline = None if timeout is None else time.monotonic() + timeout
     try:
         while True:
             if not _block(waiter, reporter, deadline):
                 return False
             if len(pending) == 1:  # a target releases its waiters only once it holds
                 return True
-            with _lock.locked:
+            if not _lock.acquire(_remaining(deadline)):
+                return False
+            try:
                 pending = _pending_locked(pending)
                 if not pending:
                     return True
                 waiter = _attach_locked(pending, reporter)
+            finally:
+                _lock.release()
     finally:
         if registered is not None:
             with _lock.locked:
@@ -204,6 +211,10 @@ def wait(prepare: Callable[[], list[Target]], timeout: float | None) -> bool:
                     waits.remove(registered)
                     if not waits:
                         del waitgraph.WAITS_BY_THREAD[me]
+
+
+def _remaining(deadline: float | None) -> float | None:
+    return None if deadline is None else deadline - time.monotonic()
 
 
 def release_reached_locked(waiters: list[tuple[int, Waiter]], reached: int) -> list[tuple[int, Waiter]]:
@@ -241,11 +252,16 @@ def _block(waiter: Waiter, reporter: ReportQueue | None, deadline: float | None)
             return True
         remaining = SLICE if deadline is None else min(SLICE, deadline - time.monotonic())
         if remaining <= 0:
-            with _lock.locked:
+            if not _lock.acquire(SLICE):  # LOCK is wedged: give up all the same (a late release does no harm)
+                waiter.done = True
+                return False
+            try:
                 if waiter.done:
                     return True
                 waiter.done = True  # stop whoever would release it from touching a lock nobody waits on
                 return False
+            finally:
+                _lock.release()
         if reporter is not None:
             try:
                 item = reporter.queue.get(timeout=remaining)
