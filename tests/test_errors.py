@@ -11,6 +11,7 @@ from openacl.errors import (
     MESSAGES,
     AclCode,
     AclError,
+    CodedError,
     GeError,
     GeStatus,
     code_name,
@@ -143,6 +144,17 @@ def test_ge_error_str() -> None:
     assert err.code == 1343238150
     assert str(err) == "GE_SESSION_MANAGER_NOT_INIT(1343238150): session manager has not been initialized"
     assert str(GeError(0, "ok")) == "SUCCESS(0): success: ok"
+
+
+def test_acl_and_ge_errors_share_one_base_that_carries_the_code_and_the_line() -> None:
+    acl_err, ge_err = AclError(100000, "bad handle"), GeError(GeStatus.PARAM_INVALID, "null graph")
+    for err in (acl_err, ge_err):
+        assert isinstance(err, CodedError)
+        assert (err.code, err.detail) == (int(err.code), err.detail)
+    assert not isinstance(acl_err, GeError) and not isinstance(ge_err, AclError)
+    assert str(CodedError(100000, "x")) == "100000(100000): invalid parameter: x"  # the base knows no code table
+    # a code both tables hold is named by the raiser's own table first
+    assert str(AclError(0)).startswith("ACL_SUCCESS(0)") and str(GeError(0)).startswith("SUCCESS(0)")
 
 
 def test_level_default_and_override() -> None:

@@ -20,6 +20,7 @@ __all__ = [
     "MESSAGES",
     "AclCode",
     "AclError",
+    "CodedError",
     "ExecutionFailed",
     "GeError",
     "GeStatus",
@@ -654,12 +655,16 @@ def code_name(code: int) -> str:
     return _name(int(code), AclCode, GeStatus)
 
 
-class AclError(Exception):
-    """An ``aclError`` code raised inside openacl; the facade turns it back into the code it returns.
+class CodedError(Exception):
+    """A vendor code raised inside openacl, with the one detail that explains it; a face (``acl``'s ``@api``, GE's
+    session and GE-PY) turns it back into what its users get: a returned code, a ``ge::Status``, an exception.
 
-    ``level`` is the ``logging`` level at which the facade logs the error when it hands the code to the user
-    (CANN logs some expected codes, such as a ``process_report`` timeout, at INFO).
+    ``str()`` is the one-line message every face logs: ``NAME(code): message[: detail]``. ``level`` is the
+    ``logging`` level a face logs it at (CANN logs some expected codes, such as a ``process_report`` timeout, at
+    INFO). Subclasses say only which code table names their codes first.
     """
+
+    _names: tuple[type[enum.IntEnum], ...] = ()  # the code tables, looked up in order (a number is its own name)
 
     def __init__(self, code: int, detail: str = "", *, level: int = logging.ERROR) -> None:
         self.code = int(code)
@@ -668,7 +673,7 @@ class AclError(Exception):
         super().__init__(self.code, detail)
 
     def _code_name(self) -> str:
-        return code_name(self.code)
+        return _name(self.code, *self._names)
 
     def __str__(self) -> str:
         text = f"{self._code_name()}({self.code}): {message(self.code)}"
@@ -679,6 +684,12 @@ class AclError(Exception):
 
     def __reduce__(self) -> tuple[object, ...]:
         return (_rebuild, (type(self), self.code, self.detail, self.level), self.__dict__.copy())
+
+
+class AclError(CodedError):
+    """An ``aclError`` code raised inside openacl; the facade turns it back into the code it returns."""
+
+    _names = (AclCode, GeStatus)
 
 
 class ExecutionFailed(AclError):
@@ -686,28 +697,11 @@ class ExecutionFailed(AclError):
     the inputs are the first suspect, which a caller that chose them (``openacl dump``'s random inputs) can say."""
 
 
-class GeError(Exception):
-    """A ``ge::Status`` code raised inside openacl's GE session layer (same shape as :class:`AclError`)."""
+class GeError(CodedError):
+    """A ``ge::Status`` code raised inside openacl's GE session layer."""
 
-    def __init__(self, code: int, detail: str = "", *, level: int = logging.ERROR) -> None:
-        self.code = int(code)
-        self.detail = detail
-        self.level = int(level)
-        super().__init__(self.code, detail)
-
-    def _code_name(self) -> str:
-        return _name(self.code, GeStatus, AclCode)
-
-    def __str__(self) -> str:
-        text = f"{self._code_name()}({self.code}): {message(self.code)}"
-        return text + (f": {self.detail}" if self.detail else "")
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self._code_name()}, {self.detail!r}, level={self.level})"
-
-    def __reduce__(self) -> tuple[object, ...]:
-        return (_rebuild, (type(self), self.code, self.detail, self.level), self.__dict__.copy())
+    _names = (GeStatus, AclCode)
 
 
-def _rebuild(cls: type[AclError | GeError], code: int, detail: str, level: int) -> AclError | GeError:
+def _rebuild(cls: type[CodedError], code: int, detail: str, level: int) -> CodedError:
     return cls(code, detail, level=level)

@@ -2,10 +2,15 @@
 
 Arguments parse as pyACL's wrappers parse them; creators return a bare handle (0 on failure), getters the bare
 value (0 for an unknown handle), everything else the code. All checks and state live in ``openacl.media``.
+
+The set/get pair of every desc field (``dvpp_set_pic_desc_width`` ...) is generated from the field tables of
+``openacl.media`` (each field's type, range and refusal code stand there once; ``acl/_accessors.py``); ``__all__``
+still names every function.
 """
 
 from __future__ import annotations
 
+from openacl.acl._accessors import accessors
 from openacl.acl._args import (
     BARE,
     VALUE,
@@ -103,14 +108,89 @@ __all__ = [
     "dvpp_vpc_crop_resize_async",
     "dvpp_vpc_crop_resize_paste_async",
     "dvpp_vpc_resize_async",
+    "vdec_create_channel",
+    "vdec_create_channel_desc",
+    "vdec_create_frame_config",
+    "vdec_destroy_channel",
+    "vdec_destroy_channel_desc",
+    "vdec_destroy_frame_config",
+    "vdec_get_channel_desc_bit_depth",
+    "vdec_get_channel_desc_callback",
+    "vdec_get_channel_desc_channel_id",
+    "vdec_get_channel_desc_entype",
+    "vdec_get_channel_desc_out_mode",
+    "vdec_get_channel_desc_out_pic_format",
+    "vdec_get_channel_desc_out_pic_height",
+    "vdec_get_channel_desc_out_pic_width",
+    "vdec_get_channel_desc_ref_frame_num",
+    "vdec_get_channel_desc_thread_id",
+    "vdec_send_frame",
+    "vdec_send_skipped_frame",
+    "vdec_set_channel_desc_bit_depth",
+    "vdec_set_channel_desc_callback",
+    "vdec_set_channel_desc_channel_id",
+    "vdec_set_channel_desc_entype",
+    "vdec_set_channel_desc_out_mode",
+    "vdec_set_channel_desc_out_pic_format",
+    "vdec_set_channel_desc_out_pic_height",
+    "vdec_set_channel_desc_out_pic_width",
+    "vdec_set_channel_desc_ref_frame_num",
+    "vdec_set_channel_desc_thread_id",
+    "venc_create_channel",
+    "venc_create_channel_desc",
+    "venc_create_frame_config",
+    "venc_destroy_channel",
+    "venc_destroy_channel_desc",
+    "venc_destroy_frame_config",
+    "venc_get_channel_desc_buf_addr",
+    "venc_get_channel_desc_buf_size",
+    "venc_get_channel_desc_callback",
+    "venc_get_channel_desc_channel_id",
+    "venc_get_channel_desc_entype",
+    "venc_get_channel_desc_key_frame_interval",
+    "venc_get_channel_desc_max_bit_rate",
+    "venc_get_channel_desc_pic_format",
+    "venc_get_channel_desc_pic_height",
+    "venc_get_channel_desc_pic_width",
+    "venc_get_channel_desc_rc_mode",
+    "venc_get_channel_desc_src_rate",
+    "venc_get_channel_desc_thread_id",
+    "venc_get_frame_config_eos",
+    "venc_get_frame_config_force_i_frame",
+    "venc_send_frame",
+    "venc_set_channel_desc_buf_addr",
+    "venc_set_channel_desc_buf_size",
+    "venc_set_channel_desc_callback",
+    "venc_set_channel_desc_entype",
+    "venc_set_channel_desc_key_frame_interval",
+    "venc_set_channel_desc_max_bit_rate",
+    "venc_set_channel_desc_pic_format",
+    "venc_set_channel_desc_pic_height",
+    "venc_set_channel_desc_pic_width",
+    "venc_set_channel_desc_rc_mode",
+    "venc_set_channel_desc_src_rate",
+    "venc_set_channel_desc_thread_id",
+    "venc_set_frame_config_eos",
+    "venc_set_frame_config_force_i_frame",
 ]
 
-_pics = _descs.pic_descs
-_streams = _descs.stream_descs
-_rois = _descs.roi_configs
 _BATCH_MAX = _descs.BATCH_MAX
-_vdecs = _vdec.channel_descs
-_vencs = _venc.channel_descs
+
+# ----- every desc field's set/get pair (dvpp_set_pic_desc_width ...), from the field tables of openacl.media -----
+
+for _declared in (
+    ("dvpp", "channel_desc", _descs.channel_desc_fields),
+    ("dvpp", "pic_desc", _descs.pic_desc_fields),
+    ("dvpp", "stream_desc", _descs.stream_desc_fields),
+    ("dvpp", "roi_config", _descs.roi_config_fields),
+    ("dvpp", "resize_config", _descs.resize_config_fields),
+    ("dvpp", "jpege_config", _descs.jpege_config_fields),
+    ("vdec", "channel_desc", _vdec.channel_desc_fields, "vdec_channel_desc"),
+    ("venc", "channel_desc", _venc.channel_desc_fields, "venc_channel_desc"),
+    ("venc", "frame_config", _venc.frame_config_fields, "venc_frame_config"),
+):
+    globals().update(accessors(__name__, *_declared))
+del _declared
 
 # ----- memory -----
 
@@ -148,16 +228,6 @@ def dvpp_destroy_channel_desc(channel_desc):
     _descs.destroy_channel_desc(channel_desc)
 
 
-@api("kI")
-def dvpp_set_channel_desc_mode(channel_desc, mode):
-    _descs.set_channel_desc_mode(channel_desc, mode)
-
-
-@api("k", BARE)
-def dvpp_get_channel_desc_channel_id(channel_desc):
-    return _descs.channel_descs.get(channel_desc).channel_id
-
-
 # ----- pic descs -----
 
 
@@ -169,86 +239,6 @@ def dvpp_create_pic_desc():
 @api("k")
 def dvpp_destroy_pic_desc(pic_desc):
     _descs.destroy_pic_desc(pic_desc)
-
-
-@api("kk")
-def dvpp_set_pic_desc_data(pic_desc, dev_ptr):
-    _pics.get(pic_desc).data = dev_ptr
-
-
-@api("kI")
-def dvpp_set_pic_desc_size(pic_desc, size):
-    _pics.get(pic_desc).size = size
-
-
-@api("ki")
-def dvpp_set_pic_desc_format(pic_desc, pixel_format):
-    _pics.get(pic_desc).format = pixel_format
-
-
-@api("kI")
-def dvpp_set_pic_desc_width(pic_desc, width):
-    _pics.get(pic_desc).width = width
-
-
-@api("kI")
-def dvpp_set_pic_desc_height(pic_desc, height):
-    _pics.get(pic_desc).height = height
-
-
-@api("kI")
-def dvpp_set_pic_desc_width_stride(pic_desc, width_stride):
-    _pics.get(pic_desc).width_stride = width_stride
-
-
-@api("kI")
-def dvpp_set_pic_desc_height_stride(pic_desc, height_stride):
-    _pics.get(pic_desc).height_stride = height_stride
-
-
-@api("kI")
-def dvpp_set_pic_desc_ret_code(pic_desc, ret_code):
-    _pics.get(pic_desc).ret_code = ret_code
-
-
-@api("k", BARE)
-def dvpp_get_pic_desc_data(pic_desc):
-    return _pics.get(pic_desc).data
-
-
-@api("k", BARE)
-def dvpp_get_pic_desc_size(pic_desc):
-    return _pics.get(pic_desc).size
-
-
-@api("k", BARE)
-def dvpp_get_pic_desc_format(pic_desc):
-    return _pics.get(pic_desc).format
-
-
-@api("k", BARE)
-def dvpp_get_pic_desc_width(pic_desc):
-    return _pics.get(pic_desc).width
-
-
-@api("k", BARE)
-def dvpp_get_pic_desc_height(pic_desc):
-    return _pics.get(pic_desc).height
-
-
-@api("k", BARE)
-def dvpp_get_pic_desc_width_stride(pic_desc):
-    return _pics.get(pic_desc).width_stride
-
-
-@api("k", BARE)
-def dvpp_get_pic_desc_height_stride(pic_desc):
-    return _pics.get(pic_desc).height_stride
-
-
-@api("k", BARE)
-def dvpp_get_pic_desc_ret_code(pic_desc):
-    return _pics.get(pic_desc).ret_code
 
 
 @api("I", BARE)
@@ -279,66 +269,6 @@ def dvpp_destroy_stream_desc(stream_desc):
     _descs.destroy_stream_desc(stream_desc)
 
 
-@api("kk")
-def dvpp_set_stream_desc_data(stream_desc, dev_ptr):
-    _streams.get(stream_desc).data = dev_ptr
-
-
-@api("kI")
-def dvpp_set_stream_desc_size(stream_desc, size):
-    _streams.get(stream_desc).size = size
-
-
-@api("ki")
-def dvpp_set_stream_desc_format(stream_desc, stream_format):
-    _streams.get(stream_desc).format = stream_format
-
-
-@api("kK")
-def dvpp_set_stream_desc_timestamp(stream_desc, timestamp):
-    _streams.get(stream_desc).timestamp = timestamp
-
-
-@api("kI")
-def dvpp_set_stream_desc_ret_code(stream_desc, ret_code):
-    _streams.get(stream_desc).ret_code = ret_code
-
-
-@api("kB")
-def dvpp_set_stream_desc_eos(stream_desc, eos):
-    _streams.get(stream_desc).eos = eos
-
-
-@api("k", BARE)
-def dvpp_get_stream_desc_data(stream_desc):
-    return _streams.get(stream_desc).data
-
-
-@api("k", BARE)
-def dvpp_get_stream_desc_size(stream_desc):
-    return _streams.get(stream_desc).size
-
-
-@api("k", BARE)
-def dvpp_get_stream_desc_format(stream_desc):
-    return _streams.get(stream_desc).format
-
-
-@api("k", BARE)
-def dvpp_get_stream_desc_timestamp(stream_desc):
-    return _streams.get(stream_desc).timestamp
-
-
-@api("k", BARE)
-def dvpp_get_stream_desc_ret_code(stream_desc):
-    return _streams.get(stream_desc).ret_code
-
-
-@api("k", BARE)
-def dvpp_get_stream_desc_eos(stream_desc):
-    return _streams.get(stream_desc).eos
-
-
 # ----- ROI, resize and JPEGE configs -----
 
 
@@ -349,32 +279,12 @@ def dvpp_create_roi_config(left, right, top, bottom):
 
 @api("k")
 def dvpp_destroy_roi_config(roi_config):
-    _rois.remove(roi_config)
+    _descs.roi_configs.remove(roi_config)
 
 
 @api("kIIII")
 def dvpp_set_roi_config(roi_config, left, right, top, bottom):
     _descs.set_roi_config(roi_config, left, right, top, bottom)
-
-
-@api("kI")
-def dvpp_set_roi_config_left(roi_config, left):
-    _rois.get(roi_config).left = left
-
-
-@api("kI")
-def dvpp_set_roi_config_right(roi_config, right):
-    _rois.get(roi_config).right = right
-
-
-@api("kI")
-def dvpp_set_roi_config_top(roi_config, top):
-    _rois.get(roi_config).top = top
-
-
-@api("kI")
-def dvpp_set_roi_config_bottom(roi_config, bottom):
-    _rois.get(roi_config).bottom = bottom
 
 
 @api("", BARE)
@@ -387,16 +297,6 @@ def dvpp_destroy_resize_config(resize_config):
     _descs.resize_configs.remove(resize_config)
 
 
-@api("kI")
-def dvpp_set_resize_config_interpolation(resize_config, interpolation):
-    _descs.set_resize_interpolation(resize_config, interpolation)
-
-
-@api("k", BARE)
-def dvpp_get_resize_config_interpolation(resize_config):
-    return _descs.resize_configs.get(resize_config).interpolation
-
-
 @api("", BARE)
 def dvpp_create_jpege_config():
     return _descs.create_jpege_config()
@@ -405,16 +305,6 @@ def dvpp_create_jpege_config():
 @api("k")
 def dvpp_destroy_jpege_config(jpege_config):
     _descs.jpege_configs.remove(jpege_config)
-
-
-@api("kI")
-def dvpp_set_jpege_config_level(jpege_config, level):
-    _descs.set_jpege_level(jpege_config, level)
-
-
-@api("k", BARE)
-def dvpp_get_jpege_config_level(jpege_config):
-    return _descs.jpege_configs.get(jpege_config).level
 
 
 # ----- JPEG -----
@@ -596,105 +486,15 @@ def vdec_destroy_channel_desc(vdec_channel_desc):
     _vdec.destroy_channel_desc(vdec_channel_desc)
 
 
-@api("kI")
-def vdec_set_channel_desc_channel_id(vdec_channel_desc, channel_id):
-    _vdecs.get(vdec_channel_desc).channel_id = channel_id
-
-
-@api("kK")
-def vdec_set_channel_desc_thread_id(vdec_channel_desc, thread_id):
-    _vdecs.get(vdec_channel_desc).thread_id = thread_id
-
-
 @api("kO")
 def vdec_set_channel_desc_callback(vdec_channel_desc, callback):
     require_callable(callback)
     _vdec.set_callback(vdec_channel_desc, callback)
 
 
-@api("ki")
-def vdec_set_channel_desc_entype(vdec_channel_desc, entype):
-    _vdec.set_entype(vdec_channel_desc, entype)
-
-
-@api("ki")
-def vdec_set_channel_desc_out_pic_format(vdec_channel_desc, pixel_format):
-    _vdec.set_out_pic_format(vdec_channel_desc, pixel_format)
-
-
-@api("kI")
-def vdec_set_channel_desc_out_pic_width(vdec_channel_desc, width):
-    _vdecs.get(vdec_channel_desc).out_pic_width = width
-
-
-@api("kI")
-def vdec_set_channel_desc_out_pic_height(vdec_channel_desc, height):
-    _vdecs.get(vdec_channel_desc).out_pic_height = height
-
-
-@api("kI")
-def vdec_set_channel_desc_ref_frame_num(vdec_channel_desc, ref_frame_num):
-    _vdecs.get(vdec_channel_desc).ref_frame_num = ref_frame_num
-
-
-@api("kI")
-def vdec_set_channel_desc_out_mode(vdec_channel_desc, out_mode):
-    _vdec.set_out_mode(vdec_channel_desc, out_mode)
-
-
-@api("kI")
-def vdec_set_channel_desc_bit_depth(vdec_channel_desc, bit_depth):
-    _vdecs.get(vdec_channel_desc).bit_depth = bit_depth
-
-
-@api("k", BARE)
-def vdec_get_channel_desc_channel_id(vdec_channel_desc):
-    return _vdecs.get(vdec_channel_desc).channel_id
-
-
-@api("k", BARE)
-def vdec_get_channel_desc_thread_id(vdec_channel_desc):
-    return _vdecs.get(vdec_channel_desc).thread_id
-
-
 @api("k", BARE)
 def vdec_get_channel_desc_callback(vdec_channel_desc):
     return _stored(_vdec.callback_of(vdec_channel_desc))
-
-
-@api("k", BARE)
-def vdec_get_channel_desc_entype(vdec_channel_desc):
-    return _vdecs.get(vdec_channel_desc).entype
-
-
-@api("k", BARE)
-def vdec_get_channel_desc_out_pic_format(vdec_channel_desc):
-    return _vdecs.get(vdec_channel_desc).out_pic_format
-
-
-@api("k", BARE)
-def vdec_get_channel_desc_out_pic_width(vdec_channel_desc):
-    return _vdecs.get(vdec_channel_desc).out_pic_width
-
-
-@api("k", BARE)
-def vdec_get_channel_desc_out_pic_height(vdec_channel_desc):
-    return _vdecs.get(vdec_channel_desc).out_pic_height
-
-
-@api("k", BARE)
-def vdec_get_channel_desc_ref_frame_num(vdec_channel_desc):
-    return _vdecs.get(vdec_channel_desc).ref_frame_num
-
-
-@api("k", BARE)
-def vdec_get_channel_desc_out_mode(vdec_channel_desc):
-    return _vdecs.get(vdec_channel_desc).out_mode
-
-
-@api("k", BARE)
-def vdec_get_channel_desc_bit_depth(vdec_channel_desc):
-    return _vdecs.get(vdec_channel_desc).bit_depth
 
 
 # ----- VDEC channel, frames -----
@@ -745,130 +545,15 @@ def venc_destroy_channel_desc(venc_channel_desc):
     _venc.destroy_channel_desc(venc_channel_desc)
 
 
-@api("kK")
-def venc_set_channel_desc_thread_id(venc_channel_desc, thread_id):
-    _vencs.get(venc_channel_desc).thread_id = thread_id
-
-
 @api("kO")
 def venc_set_channel_desc_callback(venc_channel_desc, callback):
     require_callable(callback)
     _venc.set_callback(venc_channel_desc, callback)
 
 
-@api("ki")
-def venc_set_channel_desc_entype(venc_channel_desc, entype):
-    _venc.set_entype(venc_channel_desc, entype)
-
-
-@api("ki")
-def venc_set_channel_desc_pic_format(venc_channel_desc, pixel_format):
-    _venc.set_pic_format(venc_channel_desc, pixel_format)
-
-
-@api("kI")
-def venc_set_channel_desc_pic_width(venc_channel_desc, width):
-    _vencs.get(venc_channel_desc).pic_width = width
-
-
-@api("kI")
-def venc_set_channel_desc_pic_height(venc_channel_desc, height):
-    _vencs.get(venc_channel_desc).pic_height = height
-
-
-@api("kI")
-def venc_set_channel_desc_key_frame_interval(venc_channel_desc, interval):
-    _vencs.get(venc_channel_desc).key_frame_interval = interval
-
-
-@api("kk")
-def venc_set_channel_desc_buf_addr(venc_channel_desc, buf_addr):
-    _vencs.get(venc_channel_desc).buf_addr = buf_addr
-
-
-@api("kI")
-def venc_set_channel_desc_buf_size(venc_channel_desc, buf_size):
-    _vencs.get(venc_channel_desc).buf_size = buf_size
-
-
-@api("kI")
-def venc_set_channel_desc_rc_mode(venc_channel_desc, rc_mode):
-    _vencs.get(venc_channel_desc).rc_mode = rc_mode
-
-
-@api("kI")
-def venc_set_channel_desc_src_rate(venc_channel_desc, src_rate):
-    _vencs.get(venc_channel_desc).src_rate = src_rate
-
-
-@api("kI")
-def venc_set_channel_desc_max_bit_rate(venc_channel_desc, max_bit_rate):
-    _vencs.get(venc_channel_desc).max_bit_rate = max_bit_rate
-
-
-@api("k", BARE)
-def venc_get_channel_desc_channel_id(venc_channel_desc):
-    return _vencs.get(venc_channel_desc).channel_id
-
-
-@api("k", BARE)
-def venc_get_channel_desc_thread_id(venc_channel_desc):
-    return _vencs.get(venc_channel_desc).thread_id
-
-
 @api("k", BARE)
 def venc_get_channel_desc_callback(venc_channel_desc):
     return _stored(_venc.callback_of(venc_channel_desc))
-
-
-@api("k", BARE)
-def venc_get_channel_desc_entype(venc_channel_desc):
-    return _vencs.get(venc_channel_desc).entype
-
-
-@api("k", BARE)
-def venc_get_channel_desc_pic_format(venc_channel_desc):
-    return _vencs.get(venc_channel_desc).pic_format
-
-
-@api("k", BARE)
-def venc_get_channel_desc_pic_width(venc_channel_desc):
-    return _vencs.get(venc_channel_desc).pic_width
-
-
-@api("k", BARE)
-def venc_get_channel_desc_pic_height(venc_channel_desc):
-    return _vencs.get(venc_channel_desc).pic_height
-
-
-@api("k", BARE)
-def venc_get_channel_desc_key_frame_interval(venc_channel_desc):
-    return _vencs.get(venc_channel_desc).key_frame_interval
-
-
-@api("k", BARE)
-def venc_get_channel_desc_buf_addr(venc_channel_desc):
-    return _vencs.get(venc_channel_desc).buf_addr
-
-
-@api("k", BARE)
-def venc_get_channel_desc_buf_size(venc_channel_desc):
-    return _vencs.get(venc_channel_desc).buf_size
-
-
-@api("k", BARE)
-def venc_get_channel_desc_rc_mode(venc_channel_desc):
-    return _vencs.get(venc_channel_desc).rc_mode
-
-
-@api("k", BARE)
-def venc_get_channel_desc_src_rate(venc_channel_desc):
-    return _vencs.get(venc_channel_desc).src_rate
-
-
-@api("k", BARE)
-def venc_get_channel_desc_max_bit_rate(venc_channel_desc):
-    return _vencs.get(venc_channel_desc).max_bit_rate
 
 
 # ----- VENC channel, frame config, frames -----
@@ -894,30 +579,7 @@ def venc_destroy_frame_config(venc_frame_config):
     _venc.frame_configs.remove(venc_frame_config)
 
 
-@api("kB")
-def venc_set_frame_config_eos(venc_frame_config, eos):
-    _venc.frame_configs.get(venc_frame_config).eos = eos
-
-
-@api("kB")
-def venc_set_frame_config_force_i_frame(venc_frame_config, force_i_frame):
-    _venc.frame_configs.get(venc_frame_config).force_i_frame = force_i_frame
-
-
-@api("k", BARE)
-def venc_get_frame_config_eos(venc_frame_config):
-    return _venc.frame_configs.get(venc_frame_config).eos
-
-
-@api("k", BARE)
-def venc_get_frame_config_force_i_frame(venc_frame_config):
-    return _venc.frame_configs.get(venc_frame_config).force_i_frame
-
-
 @api("kkkkO")
 def venc_send_frame(venc_channel_desc, input_pic_desc, reserve, venc_frame_config, user_data):
     _stored(_venc.callback_of(venc_channel_desc))
     _venc.send_frame(venc_channel_desc, input_pic_desc, reserve, venc_frame_config, user_data)
-
-
-__all__ += [name for name in dir() if name.startswith(("vdec_", "venc_")) and callable(globals()[name])]

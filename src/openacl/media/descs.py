@@ -24,6 +24,7 @@ from openacl import atfork
 from openacl.errors import AclCode, AclError
 from openacl.media import chip as _chip
 from openacl.media.formats import ChannelMode
+from openacl.runtime.fields import Field, Fields, only
 from openacl.runtime.handles import HandleTable
 
 _INVALID = AclCode.ACL_ERROR_INVALID_PARAM
@@ -104,6 +105,38 @@ roi_configs: HandleTable[RoiConfig] = HandleTable("dvpp roi config")
 resize_configs: HandleTable[ResizeConfig] = HandleTable("dvpp resize config")
 jpege_configs: HandleTable[JpegeConfig] = HandleTable("dvpp jpege config")
 
+
+def _channel_mode(desc: ChannelDesc, mode: int) -> None:
+    if mode == 0 or mode & ~int(ChannelMode.VPC | ChannelMode.JPEGD | ChannelMode.JPEGE | ChannelMode.PNGD):
+        raise AclError(_INVALID, f"channel mode {mode} is not a combination of VPC 1, JPEGD 2, JPEGE 4, PNGD 8")
+    if desc.created:
+        raise AclError(_INVALID, "a channel's mode is set before the channel is created")
+
+
+def _interpolation(_config: ResizeConfig, interpolation: int) -> None:
+    rules = _chip.current()
+    if interpolation > rules.max_interpolation:
+        raise AclError(
+            _INVALID, f"interpolation {interpolation} is not in 0..{rules.max_interpolation} on {rules.name}"
+        )
+
+
+# The fields pyACL sets and gets one at a time (``dvpp_set_pic_desc_width`` ...); setters store what they are
+# given unless a check says otherwise: the operations that read a desc check it (checks.py), as DVPP does.
+channel_desc_fields = Fields(
+    channel_descs, mode=Field("I", _channel_mode, access="w"), channel_id=Field("I", access="r")
+)
+pic_desc_fields = Fields(
+    pic_descs, data="k", size="I", format="i", width="I", height="I", width_stride="I", height_stride="I", ret_code="I"
+)
+stream_desc_fields = Fields(stream_descs, data="k", size="I", format="i", timestamp="K", ret_code="I", eos="B")
+_CORNER = Field("I", access="w")  # pyACL sets a ROI's corners one by one but reads none back
+roi_config_fields = Fields(roi_configs, left=_CORNER, right=_CORNER, top=_CORNER, bottom=_CORNER)
+resize_config_fields = Fields(resize_configs, interpolation=Field("I", _interpolation))
+jpege_config_fields = Fields(
+    jpege_configs, level=Field("I", only(lambda level: level <= 100, "jpege level {} is not in 0..100"))
+)
+
 # Guards the check-then-change of channel and batch lifetimes (create/destroy racing each other); held for a few
 # dict operations only, never while user code runs; free in a forked child (atfork).
 _lifetime = atfork.lock()
@@ -124,15 +157,6 @@ def destroy_channel_desc(handle: int) -> None:
                 AclCode.ACL_ERROR_RELATIVE_RESOURCE_NOT_CLEARED, f"channel of desc {handle:#x} is not destroyed"
             )
         channel_descs.remove(handle)
-
-
-def set_channel_desc_mode(handle: int, mode: int) -> None:
-    desc = channel_descs.get(handle)
-    if mode == 0 or mode & ~int(ChannelMode.VPC | ChannelMode.JPEGD | ChannelMode.JPEGE | ChannelMode.PNGD):
-        raise AclError(_INVALID, f"channel mode {mode} is not a combination of VPC 1, JPEGD 2, JPEGE 4, PNGD 8")
-    if desc.created:
-        raise AclError(_INVALID, "a channel's mode is set before the channel is created")
-    desc.mode = mode
 
 
 def create_channel(handle: int) -> None:
@@ -227,22 +251,5 @@ def create_resize_config() -> int:
     return resize_configs.add(ResizeConfig())
 
 
-def set_resize_interpolation(handle: int, interpolation: int) -> None:
-    config = resize_configs.get(handle)
-    rules = _chip.current()
-    if interpolation > rules.max_interpolation:
-        raise AclError(
-            _INVALID, f"interpolation {interpolation} is not in 0..{rules.max_interpolation} on {rules.name}"
-        )
-    config.interpolation = interpolation
-
-
 def create_jpege_config() -> int:
     return jpege_configs.add(JpegeConfig())
-
-
-def set_jpege_level(handle: int, level: int) -> None:
-    config = jpege_configs.get(handle)
-    if level > 100:
-        raise AclError(_INVALID, f"jpege level {level} is not in 0..100")
-    config.level = level

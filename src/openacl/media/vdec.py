@@ -59,6 +59,7 @@ from openacl.media.formats import NV12_NV21, PixelFormat, StreamFormat, align_up
 from openacl.media.video_channel import CallbackChannel, Pending, check_entype, log
 from openacl.media.video_channel import destroy_channel_desc as destroy_channel_desc_in
 from openacl.runtime import memory as _memory
+from openacl.runtime.fields import Field, Fields, only
 from openacl.runtime.handles import HandleTable
 
 _INVALID = AclCode.ACL_ERROR_INVALID_PARAM
@@ -301,24 +302,27 @@ def destroy_channel_desc(handle: int) -> None:
     destroy_channel_desc_in(channel_descs, _lifetime, handle, "vdec")
 
 
-def set_entype(handle: int, entype: int) -> None:
-    desc = channel_descs.get(handle)
-    check_entype(entype)
-    desc.entype = entype
-
-
-def set_out_pic_format(handle: int, fmt: int) -> None:
-    desc = channel_descs.get(handle)
-    if fmt not in NV12_NV21 and fmt not in _RGB:
-        raise AclError(AclCode.ACL_ERROR_FORMAT_NOT_MATCH, f"vdec output format {fmt} is not NV12/NV21/RGB888/BGR888")
-    desc.out_pic_format = fmt
-
-
-def set_out_mode(handle: int, mode: int) -> None:
-    desc = channel_descs.get(handle)
-    if mode not in (0, 1):
-        raise AclError(_INVALID, f"vdec out mode {mode} is neither 0 (default) nor 1 (real time)")
-    desc.out_mode = mode
+# The channel desc's settings, one set/get pair each (the callback has its own pair below); the channel id and the
+# sizes are checked when the channel is created.
+channel_desc_fields = Fields(
+    channel_descs,
+    channel_id="I",
+    thread_id="K",
+    entype=Field("i", check_entype),
+    out_pic_format=Field(
+        "i",
+        only(
+            lambda fmt: fmt in NV12_NV21 or fmt in _RGB,
+            "vdec output format {} is not NV12/NV21/RGB888/BGR888",
+            AclCode.ACL_ERROR_FORMAT_NOT_MATCH,
+        ),
+    ),
+    out_pic_width="I",
+    out_pic_height="I",
+    ref_frame_num="I",
+    out_mode=Field("I", only(lambda mode: mode in (0, 1), "vdec out mode {} is neither 0 (default) nor 1 (real time)")),
+    bit_depth="I",
+)
 
 
 def set_callback(handle: int, callback: Callable) -> None:

@@ -56,6 +56,7 @@ from openacl.media.formats import NV12_NV21, PixelFormat, StreamFormat, align_up
 from openacl.media.video_channel import CallbackChannel, Pending, check_entype, log
 from openacl.media.video_channel import destroy_channel_desc as destroy_channel_desc_in
 from openacl.runtime import memory as _memory
+from openacl.runtime.fields import Field, Fields, only
 from openacl.runtime.handles import HandleTable
 
 _INVALID = AclCode.ACL_ERROR_INVALID_PARAM
@@ -232,17 +233,31 @@ def destroy_channel_desc(handle: int) -> None:
     destroy_channel_desc_in(channel_descs, _lifetime, handle, "venc")
 
 
-def set_entype(handle: int, entype: int) -> None:
-    desc = channel_descs.get(handle)
-    check_entype(entype)
-    desc.entype = entype
-
-
-def set_pic_format(handle: int, fmt: int) -> None:
-    desc = channel_descs.get(handle)
-    if fmt not in NV12_NV21:
-        raise AclError(AclCode.ACL_ERROR_FORMAT_NOT_MATCH, f"venc input format {fmt} is neither NV12 (1) nor NV21 (2)")
-    desc.pic_format = fmt
+# The channel desc's settings, one set/get pair each (the callback has its own pair below; the channel id is only
+# read); the sizes and the encoder's numbers are checked when the channel is created.
+channel_desc_fields = Fields(
+    channel_descs,
+    channel_id=Field("I", access="r"),
+    thread_id="K",
+    entype=Field("i", check_entype),
+    pic_format=Field(
+        "i",
+        only(
+            lambda fmt: fmt in NV12_NV21,
+            "venc input format {} is neither NV12 (1) nor NV21 (2)",
+            AclCode.ACL_ERROR_FORMAT_NOT_MATCH,
+        ),
+    ),
+    pic_width="I",
+    pic_height="I",
+    key_frame_interval="I",
+    buf_addr="k",
+    buf_size="I",
+    rc_mode="I",
+    src_rate="I",
+    max_bit_rate="I",
+)
+frame_config_fields = Fields(frame_configs, eos="B", force_i_frame="B")
 
 
 def set_callback(handle: int, callback: Callable) -> None:

@@ -38,6 +38,7 @@ from openacl.log import get_logger
 from openacl.media.formats import StreamFormat
 from openacl.runtime import device as _device
 from openacl.runtime import report as _report
+from openacl.runtime.fields import only
 from openacl.runtime.handles import HandleTable
 
 log = get_logger("media")
@@ -230,9 +231,7 @@ def destroy_channel_desc(table: HandleTable, lifetime: threading.Lock, handle: i
         table.remove(handle)
 
 
-def check_entype(entype: int) -> None:
-    """A channel's stream format: one of DVPP's H.265/H.264 numbers."""
-    if entype not in set(StreamFormat):
-        raise AclError(
-            AclCode.ACL_ERROR_INVALID_PARAM, f"entype {entype} is not a stream format (0 H.265 main, 1..3 H.264)"
-        )
+# A channel's stream format: one of DVPP's H.265/H.264 numbers (the VDEC and VENC channel descs' ``entype``).
+check_entype = only(
+    lambda entype: entype in set(StreamFormat), "entype {} is not a stream format (0 H.265 main, 1..3 H.264)"
+)
