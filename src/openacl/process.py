@@ -7,7 +7,8 @@ forked child starts with a runtime that works.
 Teardown order, the same for ``finalize`` and ``reset``:
 1. devices: every stream drained (``finalize``) or its queued work dropped (``reset``), subscriptions removed,
    engines stopped;
-2. dumps: every pending file delivered, settings dropped;
+2. profiling (``finalize``): every subscription's records written and its pipe closed, every window's files
+   written; dumps: every pending file delivered, settings dropped;
 3. models unloaded;
 4. (``reset`` only) compiled operators, GE, every handle table, every registered memory region, the wait
    graph;
@@ -39,9 +40,11 @@ from openacl.dump import session as dump
 from openacl.errors import AclCode, AclError
 from openacl.ge import session as ge_session
 from openacl.media import descs as media_descs
-from openacl.model import bundle, model
+from openacl.model import bundle, model, profiled
 from openacl.op import execute as op_execute
 from openacl.runtime import device, exceptions, handles, memory, timeouts
+from openacl.runtime.prof import session as prof_session
+from openacl.runtime.prof import stamps as prof_stamps
 from openacl.runtime.sched import lock as _lock
 from openacl.runtime.sched import waitgraph
 
@@ -77,6 +80,7 @@ def finalize() -> None:
         if _ref_count == 0:
             raise AclError(AclCode.ACL_ERROR_REPEAT_FINALIZE, "acl.finalize without a matching acl.init")
         device.teardown_all()
+        profiled.finish()
         dump.reset()
         if not device.exiting():  # a late finalizer may still unload its model
             model.unload_all()
@@ -106,6 +110,7 @@ def reset(force: bool = True) -> None:
     global _ref_count, config
     with _lock_init:
         device.teardown_all(force)
+        profiled.reset()
         dump.reset()
         model.unload_all()
         bundle.unload_all()
@@ -166,6 +171,8 @@ def _after_fork_in_child() -> None:
     waitgraph.reset()
     op_execute.reset()  # compiled operators hold onnxruntime sessions, which do not survive a fork
     media_descs.reinit_after_fork()
+    prof_session.reinit_after_fork()
+    prof_stamps.reinit_after_fork()
     device.reinit_after_fork()
     _lock.release()  # runs what mending deferred (log lines, thread starts) in the child
 
