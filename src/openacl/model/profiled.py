@@ -105,7 +105,13 @@ def _twin(model: Model) -> _Twin | None:
     except Exception as exc:
         with _lock:
             _unprofilable.add(model.id)
-        log.warning("model %d (%s) runs unprofiled: cannot build its profiled session (%s)", model.id, model.name, exc)
+        log.warning(
+            "model %d (%s) runs unprofiled: cannot build its profiled session (%s); a model loaded from memory "
+            "keeps what that needs only when loaded after acl.prof.init",
+            model.id,
+            model.name,
+            exc,
+        )
         return None
     with _lock:
         found = _twins.get(model.id)

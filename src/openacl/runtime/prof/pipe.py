@@ -57,6 +57,7 @@ class PipeWriter:
         self._thread: threading.Thread | None = None
         self._stopping = False
         self._unwritten = 0  # bytes the thread left when told to stop
+        self._failed: set[PipeEnd] = set()  # pipes that failed: the rest of their records is dropped
 
     def send(self, end: PipeEnd, data: bytes, close_after: bool = False) -> None:
         """Queue ``data`` (whole records) for ``end``; ``close_after`` closes it once everything is written."""
@@ -71,7 +72,7 @@ class PipeWriter:
             start.start()  # started outside the lock
 
     def _run(self) -> None:
-        failed: set[int] = set()
+        failed = self._failed
         while True:
             with self._cond:
                 if not self._jobs or self._stopping:
@@ -79,12 +80,12 @@ class PipeWriter:
                     self._cond.notify_all()
                     return
                 end, data, close_after = self._jobs.popleft()
-            if end.fd not in failed and not self._write(end, data):
-                failed.add(end.fd)
+            if end not in failed and not self._write(end, data):
+                failed.add(end)
             if close_after:
                 if end.unchanged():
                     os.close(end.fd)
-                failed.discard(end.fd)
+                failed.discard(end)
 
     def _write(self, end: PipeEnd, data: bytes) -> bool:
         view = memoryview(data)
@@ -138,5 +139,6 @@ class PipeWriter:
     def reinit_after_fork(self) -> None:
         self._cond = threading.Condition()
         self._jobs.clear()
+        self._failed.clear()
         self._thread = None
         self._stopping = False

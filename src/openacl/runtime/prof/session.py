@@ -130,6 +130,12 @@ def init(result_path: str) -> None:
         _result_path = path
 
 
+def keeps_model_bytes() -> bool:
+    """Whether a model loaded from memory now keeps its bytes: while a session is initialised or anything is
+    profiled, a profiled twin may be built from them (model/profiled.py)."""
+    return active or _result_path is not None
+
+
 def _require_init_locked(what: str) -> str:
     if _result_path is None:
         raise AclError(AclCode.ACL_ERROR_PROF_NOT_RUN, f"{what} before acl.prof.init")
@@ -197,11 +203,13 @@ def stop(handle: int) -> str:
             raise AclError(AclCode.ACL_ERROR_PROF_NOT_RUN, f"profiling config {handle:#x} was not started")
         _update_active_locked()
         number = next(_dir_numbers)
-        owned_elsewhere = any(w.recorder is window.recorder for w in _windows.values())
+        sharing = [w for w in _windows.values() if w.recorder is window.recorder]
+        if sharing and window.owns_recorder:  # the recorder stops with the last window that uses it
+            sharing[0].owns_recorder, window.owns_recorder = True, False
     rec = window.recorder
     if rec is not None:
         window.tasks.extend(_stream_tasks(rec, window))
-        if window.owns_recorder and not owned_elsewhere and trace.recorder is rec:
+        if window.owns_recorder and trace.recorder is rec:
             trace.stop()
     return _write(result_path, number, window)
 
