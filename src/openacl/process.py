@@ -43,8 +43,6 @@ from openacl.media import descs as media_descs
 from openacl.model import bundle, model, profiled
 from openacl.op import execute as op_execute
 from openacl.runtime import device, exceptions, handles, memory, timeouts
-from openacl.runtime.prof import session as prof_session
-from openacl.runtime.prof import stamps as prof_stamps
 from openacl.runtime.sched import lock as _lock
 from openacl.runtime.sched import waitgraph
 
@@ -171,8 +169,7 @@ def _after_fork_in_child() -> None:
     waitgraph.reset()
     op_execute.reset()  # compiled operators hold onnxruntime sessions, which do not survive a fork
     media_descs.reinit_after_fork()
-    prof_session.reinit_after_fork()
-    prof_stamps.reinit_after_fork()
+    profiled.reinit_after_fork()  # profiling: no inherited window, subscription or onnxruntime session
     device.reinit_after_fork()
     _lock.release()  # runs what mending deferred (log lines, thread starts) in the child
 

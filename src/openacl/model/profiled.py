@@ -9,9 +9,9 @@ dump's observed run does (~1e-6 relative).
 
 onnxruntime hands out its profile only when it ends (``end_profiling``), and a session cannot profile again
 after that. So the twin collects executions until it is *flushed*: at ``acl.prof.stop``, at
-``model_unsubscribe``, at ``acl.prof.finalize`` and ``acl.finalize``, and when it has recorded half of
-onnxruntime's event limit; then its profile is read, handed to the runtime (``session.deliver``), and the next
-profiled execution builds a new twin. Records therefore reach a subscription's pipe at those points, the
+``model_unsubscribe``, at ``acl.prof.finalize`` and ``acl.finalize``, and when it has recorded
+:data:`_EVENT_BUDGET` operators; then its profile is read, handed to the runtime (``session.deliver``), and the
+next profiled execution builds a new twin. Records therefore reach a subscription's pipe at those points, the
 latest at unsubscribe, which is also when CANN flushes what it has and closes the pipe.
 
 Invariants: a twin's ``lock`` is held while it runs and while it is flushed (onnxruntime code only, never user
@@ -21,6 +21,7 @@ runs again; ``_lock`` guards only the ``_twins`` table.
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import json
 import os
@@ -43,7 +44,9 @@ from openacl.runtime.prof.opdesc import OpTime
 
 log = get_logger("prof")
 
-_EVENT_BUDGET = 500_000  # onnxruntime keeps at most 1,000,000 profiler events per session
+# Operator events a twin collects before it is flushed: onnxruntime keeps at most 1,000,000 per session, and
+# writes each as ~1 KB of JSON, so a flush reads at most ~50 MB.
+_EVENT_BUDGET = 50_000
 
 
 @dataclass
@@ -177,6 +180,7 @@ def _tensors(items: list) -> tuple[tuple[str, tuple[int, ...]], ...]:
 def _executions(model: Model, twin: _Twin, events: list[dict], origin_ns: int) -> list[session.Execution]:
     """onnxruntime's ``model_run`` spans, in order, are the twin's runs; each holds its ``Node`` spans."""
     run_spans = sorted((e["ts"], e["ts"] + e["dur"]) for e in events if e.get("name") == "model_run")
+    run_starts = [start for start, _ in run_spans]
     ops: list[list[OpTime]] = [[] for _ in run_spans]
     for event in events:
         if event.get("cat") != "Node" or not event.get("name", "").endswith("_kernel_time"):
@@ -189,8 +193,8 @@ def _executions(model: Model, twin: _Twin, events: list[dict], origin_ns: int) -
         else:
             name = event["name"][: -len("_kernel_time")]
         ts, dur = event["ts"], event["dur"]
-        owner = next((i for i, (a, b) in enumerate(run_spans) if a <= ts <= b), None)
-        if owner is None:
+        owner = bisect.bisect_right(run_starts, ts) - 1
+        if owner < 0 or ts > run_spans[owner][1]:
             continue
         start = origin_ns + ts * 1000
         ops[owner].append(
@@ -291,6 +295,17 @@ def finish() -> None:
     with contextlib.suppress(AclError):  # profiling was never initialised
         session.finalize()
     session.writer.flush(timeout=5)
+
+
+def reinit_after_fork() -> None:
+    """A forked child profiles nothing it inherited: onnxruntime sessions do not survive a fork, so the twins are
+    forgotten (never ended: their files are the parent's)."""
+    global _lock
+    _lock = threading.Lock()
+    _twins.clear()
+    _unprofilable.clear()
+    session.reinit_after_fork()
+    stamps.reinit_after_fork()
 
 
 def reset() -> None:

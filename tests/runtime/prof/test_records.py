@@ -74,8 +74,13 @@ def test_a_forked_child_profiles_with_locks_of_its_own(tmp_path):
                 threading.Event().wait(5)
         threading.Thread(target=hold, daemon=True).start()
         held.wait()
+        parent_r, parent_w = os.pipe()
+        session.subscribe(1, session.create_subscribe_config(1, 255, parent_w))
+        assert session.active
         pid = os.fork()
         if pid == 0:
+            if session.active or session.subscribed_models():
+                os._exit(2)  # the parent's subscription came along
             r, w = os.pipe()
             end = session.PipeEnd.of(w)
             session.writer.send(end, opdesc.encode(1, 0, [opdesc.OpTime("a", "Relu", 1, 2)]), close_after=True)

@@ -348,22 +348,11 @@ class Execution:
 
 def deliver(executions: list[Execution]) -> None:
     """Hand measured executions to whatever collects them now: windows, subscriptions, the timeline."""
-    with _lock:
-        windows = [w for w in _windows.values() if w.config.data_type_config & TASK_TIME_BITS]
+    with _lock:  # list appends only: a window that stop() took has every delivery made before it
+        for window in _windows.values():
+            if window.config.data_type_config & TASK_TIME_BITS:
+                _collect_locked(window, executions)
         subs = dict(_subscriptions)
-    for window in windows:
-        devices = set(window.config.device_ids)
-        for ex in executions:
-            if ex.device_id in devices and ex.start_ns >= window.start_ns:
-                window.ops.extend(
-                    summary.OpRun(ex.device_id, ex.model_name, ex.model_id, ex.stream_id, ex.infer_id, op)
-                    for op in ex.ops
-                )
-                window.tasks.append(
-                    summary.TaskRun(
-                        ex.device_id, f"model_execute:{ex.model_name}", ex.stream_id, ex.start_ns, ex.end_ns
-                    )
-                )
     for model_id, sub in subs.items():
         data = b"".join(
             opdesc.encode(model_id, ex.device_id, list(ex.ops if sub.time_info else map(_untimed, ex.ops)))
@@ -373,6 +362,17 @@ def deliver(executions: list[Execution]) -> None:
         if data:
             writer.send(sub.end, data)
     _timeline(executions)
+
+
+def _collect_locked(window: _Window, executions: list[Execution]) -> None:
+    devices = set(window.config.device_ids)
+    for ex in executions:
+        if ex.device_id in devices and ex.start_ns >= window.start_ns:
+            window.ops.extend(
+                summary.OpRun(ex.device_id, ex.model_name, ex.model_id, ex.stream_id, ex.infer_id, op) for op in ex.ops
+            )
+            name = f"model_execute:{ex.model_name}"
+            window.tasks.append(summary.TaskRun(ex.device_id, name, ex.stream_id, ex.start_ns, ex.end_ns))
 
 
 def _untimed(op: opdesc.OpTime) -> opdesc.OpTime:
@@ -424,7 +424,11 @@ def reset() -> None:
 
 
 def reinit_after_fork() -> None:
+    """A forked child starts with no window and no subscription (the parent's pipes stay the parent's)."""
     global _lock
     _lock = threading.Lock()
+    _windows.clear()
+    _subscriptions.clear()
+    _update_active_locked()
     opdesc.names.reinit_after_fork()
     writer.reinit_after_fork()
