@@ -20,8 +20,9 @@ Codes (decisions where CANN's docs are silent, each tested):
 - ``model_subscribe`` of a model already subscribed: ``ACL_ERROR_PROF_REPEAT_SUBSCRIBE``; ``model_unsubscribe``
   of one that is not: ``ACL_ERROR_INVALID_PARAM``. Subscriptions need no ``init``.
 
-Invariant: ``_lock`` is held only to change this module's tables; never while a file is written, a pipe is
-written or the trace recorder is started or stopped.
+Invariant: ``_lock`` is held only to change this module's tables (and, in ``start``, to start the window's
+timeline recorder, which runs no user code); never while a file is written, a pipe is written or a log line is
+emitted.
 """
 
 from __future__ import annotations
@@ -185,12 +186,10 @@ def start(handle: int) -> None:
         busy = {d for w in _windows.values() for d in w.config.device_ids} & set(config.device_ids)
         if busy:
             raise AclError(AclCode.ACL_ERROR_PROF_ALREADY_RUN, f"devices {sorted(busy)} are already profiled")
-        window = _windows[handle] = _Window(config, time.time_ns(), trace.now_ns(), None, False)
+        owns = trace.recorder is None and bool(config.data_type_config & TASK_TIME_BITS)
+        recorder = trace.start() if owns else trace.recorder
+        _windows[handle] = _Window(config, time.time_ns(), trace.now_ns(), recorder, owns)
         _update_active_locked()
-    if trace.recorder is None and config.data_type_config & TASK_TIME_BITS:
-        window.recorder, window.owns_recorder = trace.start(), True
-    else:
-        window.recorder = trace.recorder
 
 
 def stop(handle: int) -> str:
@@ -219,13 +218,18 @@ def _stream_tasks(rec: trace.Recorder, window: _Window) -> list[summary.TaskRun]
     offset = window.start_ns - window.perf_start_ns
     devices = set(window.config.device_ids)
     return [
-        summary.TaskRun(span.args.get("device", 0), span.name, span.args.get("stream", 0), s + offset, e + offset)
+        summary.TaskRun(
+            span.args.get("device", 0),
+            span.name,
+            span.args.get("stream", 0),
+            span.start_ns + offset,
+            span.end_ns + offset,
+        )
         for span in list(rec.spans)
         if span.category == "task"
         and not span.name.startswith("model_execute:")
         and span.start_ns >= window.perf_start_ns
         and span.args.get("device", 0) in devices
-        for s, e in [(span.start_ns, span.end_ns)]
     ]
 
 
