@@ -98,7 +98,6 @@ REASONS: dict[str, str] = {
     "acl.media.v[de][en]c_*_channel_desc_param": "typed parameter access by parameter-type enum, which no sample "
     "uses; every parameter it reaches has its own setter and getter",
     "acl.media.*": "DVPP, JPEG, PNG, VDEC and VENC (acl.media) are the DVPP issue's work",
-    "acl.prof.*": "profiling reads NPU hardware counters; openacl's timeline is its trace (OPENACL_TRACE)",
     "acl.blas.*": "matrix kernels that run as AI Core operators; not planned (acl.op covers operators)",
     "acl.fv.*": "the feature-vector search engine of a real chip; not planned",
     "acl.himpi.*": "Hi-MPI media interfaces of Ascend 310B chips; acl.media covers the same features",

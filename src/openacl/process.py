@@ -7,7 +7,8 @@ forked child starts with a runtime that works.
 Teardown order, the same for ``finalize`` and ``reset``:
 1. devices: every stream drained (``finalize``) or its queued work dropped (``reset``), subscriptions removed,
    engines stopped;
-2. dumps: every pending file delivered, settings dropped;
+2. profiling (``finalize``): every subscription's records written and its pipe closed, every window's files
+   written; dumps: every pending file delivered, settings dropped;
 3. models unloaded;
 4. (``reset`` only) compiled operators, GE, every handle table, every registered memory region, the wait
    graph;
@@ -42,7 +43,7 @@ from openacl import log as _log
 from openacl.dump import session as dump
 from openacl.errors import AclCode, AclError
 from openacl.graph_engine import state as ge_state
-from openacl.model import bundle, model
+from openacl.model import bundle, model, profiled
 from openacl.op import execute as op_execute
 from openacl.runtime import device, exceptions, handles, memory, timeouts
 from openacl.runtime.sched import lock as _lock
@@ -80,6 +81,7 @@ def finalize() -> None:
         if _ref_count == 0:
             raise AclError(AclCode.ACL_ERROR_REPEAT_FINALIZE, "acl.finalize without a matching acl.init")
         device.teardown_all()
+        profiled.finish()
         dump.reset()
         if not device.exiting():  # a late finalizer may still unload its model
             model.unload_all()
@@ -109,6 +111,7 @@ def reset(force: bool = True) -> None:
     global _ref_count, config
     with _lock_init:
         device.teardown_all(force)
+        profiled.reset()
         dump.reset()
         model.unload_all()
         bundle.unload_all()

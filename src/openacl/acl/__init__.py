@@ -2,9 +2,9 @@
 
 Top level: ``init``, ``finalize``, ``finalize_reference``, the data-buffer and tensor-desc functions,
 application logging (``app_log``), the platform queries (``get_soc_name``, ``get_version``),
-``get_recent_err_msg`` and the float16 conversions; submodules ``rt``, ``mdl``, ``op``, ``util`` and ``media``. Every
-function parses its arguments as pyACL does and maps runtime errors to return codes; all state and checks live
-below the facade (``openacl.runtime``, ``openacl.op``, ``openacl.process``).
+``get_recent_err_msg`` and the float16 conversions; submodules ``rt``, ``mdl``, ``op``, ``util``, ``media`` and
+``prof``. Every function parses its arguments as pyACL does and maps runtime errors to return codes; all state
+and checks live below the facade (``openacl.runtime``, ``openacl.op``, ``openacl.process``).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 from openacl import dtypes as _dtypes
 from openacl import log as _log
 from openacl import process as _process
-from openacl.acl import mdl, media, op, rt, util
+from openacl.acl import mdl, media, op, prof, rt, util
 from openacl.acl._args import BARE, VALUE, VALUES, ArgumentTypeError, ArgumentValueError, api, int_list
 from openacl.dtypes import acl_dtype_size
 from openacl.op import tensor_desc as _desc
@@ -20,7 +20,7 @@ from openacl.runtime import buffers as _buffers
 from openacl.runtime import exceptions as _exceptions
 from openacl.runtime import platform as _platform
 
-SUBMODULES = ("rt", "mdl", "op", "util", "media")
+SUBMODULES = ("rt", "mdl", "op", "util", "media", "prof")
 
 __all__ = [
     "app_log",
@@ -52,6 +52,7 @@ __all__ = [
     "mdl",
     "media",
     "op",
+    "prof",
     "rt",
     "set_tensor_const",
     "set_tensor_desc_name",

@@ -22,7 +22,7 @@ import numpy as np
 from openacl.dtypes import acl_from_numpy
 from openacl.dump import session as dump_session
 from openacl.errors import AclCode, AclError
-from openacl.model import aipp, dynamic
+from openacl.model import aipp, dynamic, profiled
 from openacl.model import dataset as _dataset
 from openacl.model.dataset import datasets
 from openacl.model.model import Model, TensorDesc
@@ -154,18 +154,20 @@ def run(model: Model, feeds: list[np.ndarray], buffers: list[OutputTarget], devi
     Decision: a dumped step's outputs come from the same optimised session as any other step's, and its dump from
     the observed run of the model's own operators beside it, so turning a dump on never changes what a program
     reads (the two runs differ by onnxruntime's fusions, ~1e-6 relative). A dumped step therefore costs one plain
-    run more; the README's dump section gives the measured cost of this and of the alternatives."""
+    run more; the README's dump section gives the measured cost of this and of the alternatives. A profiled
+    step (``acl.prof``) runs on the model's profiled twin instead (``openacl.model.profiled``)."""
     feeds = aipp.resolve(feeds)
-    step = dump_session.step_for(model.id, model.name, model.next_step())
+    index = model.next_step()
+    step = dump_session.step_for(model.id, model.name, index)
     if step is not None and step.needs_plan:
         observed = model.observed()
         step.plan(observed.ops, observed.skipped)
     if step is None or not step.start():
         if model.session is not None:  # a model loaded for dumps only has nothing to run when nothing is dumped
-            _write_outputs(model, model.run(feeds), buffers)
+            _write_outputs(model, profiled.run(model, feeds, device_id, stream_id, index), buffers)
         return
     if model.session is not None:
-        _write_outputs(model, model.run(feeds), buffers)
+        _write_outputs(model, profiled.run(model, feeds, device_id, stream_id, index), buffers)
     observed = model.observed()
     try:
         observed.prepare(step.ops, [feed.shape for feed in feeds])

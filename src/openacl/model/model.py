@@ -33,6 +33,7 @@ from openacl.model import aipp, dynamic, skeleton
 from openacl.model.observed import ObservedModel
 from openacl.onnxrt import session_options
 from openacl.runtime import memory
+from openacl.runtime.prof import session as prof_session
 
 log = get_logger("model")
 
@@ -133,8 +134,8 @@ class Model:
 
     Memory: the model's weights are held once, by onnxruntime. What openacl keeps is the graph without its large
     weights (``proto``, see :mod:`openacl.model.skeleton`) and where the weights are (``weights``): the file,
-    or for a model from memory its bytes, kept only while a dump may need them (:meth:`forget_model_bytes`). A
-    dump's observed sessions read the weights from there at the model's first dumped step.
+    or for a model from memory its bytes, kept only while a dump or a profiling session may need them
+    (:meth:`forget_model_bytes`). A dump's observed sessions and a profiled twin read the weights from there.
 
     ``dump_only`` (``openacl dump``): no optimised session is built, since nothing reads the outputs; an
     execution is then its observed run.
@@ -376,7 +377,8 @@ def load_bytes(
     model = Model(model_id, name, data, source, path, dump_only)
     # Logged before the model is registered anywhere: a logging filter that raises (user code) leaves nothing.
     log.info("loaded model %d (%s) from %s", model_id, name, source)
-    if not dump_session.model_loaded(model_id) and not dump_only:  # it takes the dump settings in force now
+    # It takes the dump settings in force now; a profiling session may build a profiled twin from the bytes.
+    if not dump_session.model_loaded(model_id) and not dump_only and not prof_session.keeps_model_bytes():
         model.forget_model_bytes()
     with _lock:
         models[model_id] = model
