@@ -125,7 +125,7 @@ def reset(force: bool = True) -> None:
         config = {}
     _write_trace()
     trace.disable()
-    _log.flush_stdout()
+    _log.flush()
 
 
 def _write_trace() -> None:
@@ -146,7 +146,7 @@ trace.configure_from_env()
 def _at_exit() -> None:
     global _exiting
     _exiting = True
-    for step in (device.quiesce, dump.writer.flush, ge_state.finalize_at_exit, _write_trace, _log.flush_stdout):
+    for step in (device.quiesce, dump.writer.flush, ge_state.finalize_at_exit, _write_trace, _log.flush):
         try:
             step()
         except Exception:  # never let cleanup turn a clean exit into a traceback
