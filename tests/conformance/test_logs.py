@@ -82,13 +82,32 @@ def test_a_failed_program_names_its_log_file_on_stderr(tmp_path):
     assert result.stderr == f"openacl run: 4 error record(s) logged in {path}\n"
 
 
-def test_a_failed_program_that_logged_nothing_says_nothing_more(tmp_path):
-    script = tmp_path / "fails.py"
-    script.write_text("import sys\nimport acl\nsys.exit(3)\n")
+def run_script(tmp_path: Path, source: str, command: str = "run") -> subprocess.CompletedProcess:
+    script = tmp_path / "prog.py"
+    script.write_text(source)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENACL_", "ASCEND_"))}
     env["ASCEND_PROCESS_LOG_PATH"] = str(tmp_path / "log")
-    result = subprocess.run(
-        [sys.executable, "-m", "openacl", "run", str(script)], capture_output=True, text=True, timeout=120, env=env
+    options = ["-o", str(tmp_path / "trace.json"), "--quiet"] if command == "trace" else []
+    return subprocess.run(
+        [sys.executable, "-m", "openacl", command, *options, str(script)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
     )
+
+
+def test_a_failed_program_that_logged_nothing_says_nothing_more(tmp_path):
+    result = run_script(tmp_path, "import sys\nimport acl\nsys.exit(3)\n")
     assert (result.returncode, result.stderr) == (3, "")
     assert not (tmp_path / "log").exists()
+
+
+@pytest.mark.parametrize("command", ["run", "trace"])
+def test_a_program_that_raises_gets_its_traceback_then_the_log_file(tmp_path, command):
+    result = run_script(tmp_path, "import acl\nacl.rt.free(12345)\nraise RuntimeError('boom')\n", command)
+    assert result.returncode == 1
+    (path,) = plog_files(tmp_path / "log")
+    lines = result.stderr.splitlines()
+    assert lines[0] == "Traceback (most recent call last):" and "RuntimeError: boom" in lines
+    assert lines[-1] == f"openacl {command}: 1 error record(s) logged in {path}"
