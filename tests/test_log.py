@@ -68,12 +68,12 @@ def test_regression_a_fork_while_the_stdout_writer_held_its_queue_hung_the_child
     mutex (putting or taking a line), the child's first stdout line waited for it for ever. The writer is renewed
     at fork, with a queue of the child's."""
     log._writer.put("parent line\n")
-    log.flush_stdout()
+    log.flush()
     with held([log._writer._queue.mutex]):
 
         def child() -> str:
             log._writer.put("child line\n")
-            log.flush_stdout()
+            log.flush()
             return "wrote"
 
         assert in_child(child) == "wrote"

@@ -207,11 +207,6 @@ def flush(timeout: float = 1.0) -> None:
     _plog_writer.stop(timeout)
 
 
-def flush_stdout(timeout: float = 1.0) -> None:
-    """Write runtime threads' pending stdout lines and stop the stdout writer."""
-    _writer.stop(timeout)
-
-
 _lock = atfork.lock()
 _stdout_handler: _StdoutHandler | None = None
 _plog_handler = _PlogHandler()
