@@ -4,12 +4,20 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
+import tempfile
 import threading
 from pathlib import Path
 
 import pytest
 
-import openacl
+# The suite's log records go to plog files of its own, never the home directory's (set before openacl reads it;
+# subprocess tests inherit it), removed at the end unless the caller chose the directory.
+LOG_ROOT = None if "ASCEND_PROCESS_LOG_PATH" in os.environ else tempfile.mkdtemp(prefix="openacl-test-log-")
+if LOG_ROOT is not None:
+    os.environ["ASCEND_PROCESS_LOG_PATH"] = LOG_ROOT
+
+import openacl  # noqa: E402
 
 openacl.install()
 
@@ -29,6 +37,11 @@ TESTS = Path(__file__).resolve().parent
 
 def pytest_addoption(parser):
     parser.addoption("--all", action="store_true", help="run every tier, slow and subprocess tests included")
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if LOG_ROOT is not None:
+        shutil.rmtree(LOG_ROOT, ignore_errors=True)
 
 
 def pytest_collection_modifyitems(config, items):

@@ -17,6 +17,7 @@ FLOORS: list[tuple[int, tuple[str, ...]]] = [
         (
             "openacl.errors",
             "openacl.log",
+            "openacl.plog",
             "openacl.dtypes",
             "openacl.jsonfile",
             "openacl.atomicfile",

@@ -15,6 +15,7 @@ from openacl import process
 from openacl.model.model import DEMO_MODEL
 from openacl.runtime import handles, memory
 from tests.model_io import ModelIO
+from tests.plogs import plog_text
 
 ROOT = Path(__file__).resolve().parents[1]
 SUCCESS = 0
@@ -65,9 +66,11 @@ def test_regression_forked_child_runs_its_stream_work(ctx, stream):
     assert answer == b"ok" and os.WEXITSTATUS(status) == 0
 
 
-def _run(*args: str) -> subprocess.CompletedProcess:
+def _run(*args: str, log_root: Path | None = None) -> subprocess.CompletedProcess:
     env = dict(os.environ)
-    env.pop("ASCEND_GLOBAL_LOG_LEVEL", None)  # CANN's default: errors are printed
+    env.pop("ASCEND_GLOBAL_LOG_LEVEL", None)  # CANN's default: errors are logged
+    if log_root is not None:
+        env["ASCEND_PROCESS_LOG_PATH"] = str(log_root)
     return subprocess.run(
         [sys.executable, "-m", "openacl", "run", *args], cwd=ROOT, capture_output=True, text=True, timeout=120, env=env
     )
@@ -101,7 +104,7 @@ def test_stream_work_after_exit_began_gets_107022(tmp_path):
         "        print('late', acl.rt.memcpy_async(dev, 8, host, 8, 1, stream))\n"
         "late = Late()\n"
     )
-    result = _run(str(script))
+    result = _run(str(script), log_root=tmp_path / "log")
     assert result.returncode == 0, result.stderr
     assert "late 107022" in result.stdout
-    assert "ACL_ERROR_RT_DEVICE_TASK_ABORT(107022)" in result.stderr  # logged once, with its reason
+    assert plog_text(tmp_path / "log").count("ACL_ERROR_RT_DEVICE_TASK_ABORT(107022)") == 1  # with its reason

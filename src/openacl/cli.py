@@ -13,6 +13,7 @@ import json
 import os
 import runpy
 import sys
+import traceback
 from pathlib import Path
 
 EXAMPLES = """examples:
@@ -61,7 +62,22 @@ def _run_script(script: str, args: list[str]) -> int:
             return code
         print(code, file=sys.stderr)
         return 1
+    except Exception:  # the program's own failure: its traceback, as Python prints it, then where the log is
+        traceback.print_exc()
+        return 1
     return 0
+
+
+def _say_where_the_log_is(command: str, code: int) -> None:
+    """One line on stderr when the program failed and openacl logged errors: the plog file that holds them.
+
+    A program that succeeds stays silent, as on an NPU, where CANN's records go only to its log files (acllite
+    programs log an error on every inference and at exit, and succeed)."""
+    from openacl import log
+
+    notice = log.exit_notice() if code != 0 else None
+    if notice is not None:
+        print(f"openacl {command}: {notice}", file=sys.stderr)
 
 
 def _check_dump_config(path: str) -> None:
@@ -87,7 +103,9 @@ def _run(args: argparse.Namespace) -> int:
         from openacl import trace
 
         trace.enable(args.trace)
-    return _run_script(args.script, args.args)
+    code = _run_script(args.script, args.args)
+    _say_where_the_log_is("run", code)
+    return code
 
 
 def _trace(args: argparse.Namespace) -> int:
@@ -97,6 +115,7 @@ def _trace(args: argparse.Namespace) -> int:
         return _fail("trace", f"no such file: {args.script}")
     trace.enable(args.output)
     code = _run_script(args.script, args.args)
+    _say_where_the_log_is("trace", code)
     trace.write_now()
     summary = trace.summarize(args.output)
     if args.json:

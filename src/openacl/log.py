@@ -1,12 +1,17 @@
 """CANN-style logging for openacl.
 
 CANN reads its log level from ``ASCEND_GLOBAL_LOG_LEVEL`` (0 debug, 1 info, 2 warning, 3 error, 4 null;
-default 3) and prints to stdout when ``ASCEND_SLOG_PRINT_TO_STDOUT=1``. openacl honours both: with stdout
-printing on, records go to stdout in CANN's line format; otherwise they go through Python ``logging`` under the
-``openacl`` logger, so applications route them like any other library's logs.
+default 3) and writes its records to log files (``plog.py``: ``$HOME/ascend/log/debug/plog/plog-<pid>_<time>.log``,
+moved by ``ASCEND_PROCESS_LOG_PATH``), or to stdout instead when ``ASCEND_SLOG_PRINT_TO_STDOUT=1``. openacl does
+the same, in CANN's line format. Records also go through Python ``logging`` under the ``openacl`` logger (it
+propagates), so a program that attaches a handler routes them like any other library's logs; a ``NullHandler``
+keeps Python's last-resort handler from printing them to stderr when nothing is attached.
 
 Application logs (``acl.app_log``) go to CANN's APP module, here the ``openacl.app`` logger. Its level follows
 ``ASCEND_GLOBAL_LOG_LEVEL`` unless ``ASCEND_MODULE_LOG_LEVEL`` names the module (``APP=0:GE=3``).
+
+Invariant: neither handler of ours makes a runtime thread (``openacl-*``) wait for a file or a pipe: their lines go
+to a writer thread; a program's own threads write directly, in order.
 """
 
 from __future__ import annotations
@@ -17,8 +22,9 @@ import queue
 import sys
 import threading
 import time
+from collections.abc import Callable
 
-from openacl import atfork
+from openacl import atfork, plog
 
 LOGGER_NAME = "openacl"
 _NULL_LEVEL = logging.CRITICAL + 10
@@ -56,49 +62,38 @@ class CannFormatter(logging.Formatter):
         return line
 
 
-class _StdoutHandler(logging.StreamHandler):
-    """Writes to whatever ``sys.stdout`` is at the time (pytest and ``openacl run`` replace it).
-
-    A runtime thread (one named ``openacl-*``: engine workers, the dump thread) never writes itself: it hands
-    the line to ``_StdoutWriter``, so a stdout that stalls (a full pipe nobody reads) cannot stall the streams.
-    A program's own threads write directly, in order, as their own ``print`` would.
-    """
-
-    def __init__(self) -> None:
-        super().__init__(sys.stdout)
-        self.setFormatter(CannFormatter())
-
-    def emit(self, record: logging.LogRecord) -> None:
-        if record.threadName and record.threadName.startswith(RUNTIME_THREAD_PREFIX):
-            try:
-                _writer.put(self.format(record) + self.terminator)
-            except Exception:
-                self.handleError(record)
-            return
-        self.setStream(sys.stdout)
-        super().emit(record)
-
-
 RUNTIME_THREAD_PREFIX = "openacl-"
 
 
-class _StdoutWriter:
-    """The thread that writes runtime threads' log lines to stdout; at most ``LIMIT`` lines wait, and lines
-    beyond that are counted and dropped (one line says how many) rather than held without bound."""
+def _on_runtime_thread(record: logging.LogRecord) -> bool:
+    return bool(record.threadName and record.threadName.startswith(RUNTIME_THREAD_PREFIX))
+
+
+class _LineWriter:
+    """The thread that writes runtime threads' log lines to one sink (stdout, the plog file); at most ``LIMIT``
+    lines wait, and lines beyond that are counted and dropped (one line says how many) rather than held without
+    bound."""
 
     LIMIT = 10_000
 
-    def __init__(self) -> None:
+    def __init__(self, name: str, write: Callable[[str], None], sink: str) -> None:
+        self._name = name
+        self._write = write
+        self._sink = sink
         self._queue: queue.Queue[str | None] = queue.Queue(self.LIMIT)
         self._thread: threading.Thread | None = None
         self._dropped = 0
         self._guard = atfork.lock()
 
     def put(self, line: str) -> None:
-        with self._guard:
-            if self._thread is None or not self._thread.is_alive():
-                self._thread = threading.Thread(target=self._run, name="openacl-log", daemon=True)
-                self._thread.start()
+        try:
+            with self._guard:
+                if self._thread is None or not self._thread.is_alive():
+                    self._thread = threading.Thread(target=self._run, name=self._name, daemon=True)
+                    self._thread.start()
+        except RuntimeError:  # the interpreter is shutting down: no thread can start, and nothing else runs
+            self._write(line)
+            return
         try:
             self._queue.put_nowait(line)
         except queue.Full:
@@ -112,16 +107,12 @@ class _StdoutWriter:
                 return
             with self._guard:
                 dropped, self._dropped = self._dropped, 0
-            try:
-                if dropped:
-                    sys.stdout.write(f"[WARNING] OPENACL: {dropped} log line(s) dropped: stdout did not keep up\n")
-                sys.stdout.write(line)
-                sys.stdout.flush()
-            except (OSError, ValueError):
-                pass  # stdout closed or broken: nothing else to tell it to
+            if dropped:
+                self._write(f"[WARNING] OPENACL: {dropped} log line(s) dropped: {self._sink} did not keep up\n")
+            self._write(line)
 
     def stop(self, timeout: float = 1.0) -> None:
-        """Write what waits (for at most ``timeout`` seconds: stdout may be stalled), then end the thread."""
+        """Write what waits (for at most ``timeout`` seconds: the sink may be stalled), then end the thread."""
         with self._guard:
             thread, self._thread = self._thread, None
         if thread is None:
@@ -139,16 +130,107 @@ class _StdoutWriter:
         self._dropped = 0
 
 
-_writer = atfork.register(_StdoutWriter(), _StdoutWriter.renew_in_child)
+def _write_stdout(line: str) -> None:
+    try:
+        sys.stdout.write(line)
+        sys.stdout.flush()
+    except (OSError, ValueError, AttributeError):
+        pass  # stdout closed or broken: nothing else to tell it to
 
 
-def flush_stdout(timeout: float = 1.0) -> None:
-    """Write runtime threads' pending stdout lines and stop the writer (process reset and exit)."""
+_files = atfork.register(plog.PlogFiles(), plog.PlogFiles.renew_in_child)
+
+
+def _write_plog(line: str) -> None:
+    failure = _files.write(line)
+    if failure is not None:
+        plog.say_once(failure)
+
+
+_writer = atfork.register(_LineWriter("openacl-log", _write_stdout, "stdout"), _LineWriter.renew_in_child)
+_plog_writer = atfork.register(_LineWriter("openacl-plog", _write_plog, "the log file"), _LineWriter.renew_in_child)
+
+
+class _StdoutHandler(logging.StreamHandler):
+    """Writes to whatever ``sys.stdout`` is at the time (pytest and ``openacl run`` replace it); runtime threads
+    hand their lines to ``_writer``, so a stdout that stalls (a full pipe nobody reads) cannot stall the streams."""
+
+    def __init__(self) -> None:
+        super().__init__(sys.stdout)
+        self.setFormatter(CannFormatter())
+
+    def createLock(self) -> None:
+        self.lock = atfork.rlock()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if _on_runtime_thread(record):
+            try:
+                _writer.put(self.format(record) + self.terminator)
+            except Exception:
+                self.handleError(record)
+            return
+        self.setStream(sys.stdout)
+        super().emit(record)
+
+
+class _PlogHandler(logging.Handler):
+    """Appends CANN-format lines to the plog file; runtime threads hand theirs to ``_plog_writer``.
+
+    Invariant: ``errors`` counts the records at ERROR or above that this process wrote (``handle`` holds the
+    handler's lock around ``emit``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setFormatter(CannFormatter())
+        self.errors = 0
+
+    def createLock(self) -> None:
+        self.lock = atfork.rlock()  # free in a forked child, whichever thread was logging at the fork
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            line = self.format(record) + "\n"
+        except Exception:
+            self.handleError(record)
+            return
+        if record.levelno >= logging.ERROR:
+            self.errors += 1
+        if _on_runtime_thread(record):
+            _plog_writer.put(line)
+        else:
+            _write_plog(line)
+
+
+def flush(timeout: float = 1.0) -> None:
+    """Write runtime threads' pending lines (stdout, plog file) and stop the writers (process reset and exit)."""
     _writer.stop(timeout)
+    _plog_writer.stop(timeout)
 
 
 _lock = atfork.lock()
 _stdout_handler: _StdoutHandler | None = None
+_plog_handler = _PlogHandler()
+root.addHandler(logging.NullHandler())  # a program without handlers: nothing on stderr (no last-resort printing)
+
+
+def _renew_error_count() -> None:
+    _plog_handler.errors = 0  # a forked child counts the errors of its own file
+
+
+atfork.at_child(_renew_error_count)
+
+
+def logged_errors() -> tuple[int, str | None]:
+    """How many error records this process wrote to its plog file, and the file (None before the first line)."""
+    return _plog_handler.errors, _files.path
+
+
+def exit_notice() -> str | None:
+    """What ``openacl run`` says on stderr when a failed program logged errors: how many, and in which file."""
+    errors, path = logged_errors()
+    if not errors or path is None:
+        return None
+    return f"{errors} error record(s) logged in {path}"
 
 
 def level_from_env() -> int:
@@ -179,6 +261,11 @@ def configure() -> None:
         root.setLevel(level_from_env())
         app.setLevel(module_level_from_env("APP"))
         to_stdout = os.environ.get("ASCEND_SLOG_PRINT_TO_STDOUT", "0").strip() == "1"
+        _files.configure()
+        if to_stdout:  # CANN prints instead of writing files
+            root.removeHandler(_plog_handler)
+        else:
+            root.addHandler(_plog_handler)  # once: addHandler ignores a handler already there
         if to_stdout and _stdout_handler is None:
             _stdout_handler = _StdoutHandler()
             root.addHandler(_stdout_handler)

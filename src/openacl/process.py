@@ -25,9 +25,10 @@ later ``__del__`` may still free. Stream work submitted after the hook gets ``AC
 Fork (the one at-fork hook): the scheduling LOCK is taken around ``fork()`` so the child never inherits it
 half-changed. In the child, first, every lock, condition and event of the package is free (``atfork``: none is
 made any other way) and every registered thread and queue is renewed: the engines forget the parent's workers,
-the exception-info callback gets a thread of the child's, the stdout log writer and the dump thread start afresh
-without the parent's pending lines and files. Then the scheduler is mended under LOCK (a WORK task a parent's
-worker was running fails with 107022; stream work runs on the child's own workers), and last, with LOCK
+the exception-info callback gets a thread of the child's, the log writers and the dump thread start afresh
+without the parent's pending lines and files (a child logs to a plog file of its own). Then the scheduler is
+mended under LOCK (a WORK task a parent's worker was running fails with 107022; stream work runs on the child's
+own workers), and last, with LOCK
 released, the renewals that use the runtime run (callbacks only the parent's other threads could run are
 dropped with one warning). No onnxruntime session the child inherits is ever destroyed there.
 """
@@ -128,7 +129,7 @@ def reset(force: bool = True) -> None:
         config = {}
     _write_trace()
     trace.disable()
-    _log.flush_stdout()
+    _log.flush()
 
 
 def _write_trace() -> None:
@@ -149,7 +150,7 @@ trace.configure_from_env()
 def _at_exit() -> None:
     global _exiting
     _exiting = True
-    for step in (device.quiesce, dump.writer.flush, ge_state.finalize_at_exit, _write_trace, _log.flush_stdout):
+    for step in (device.quiesce, dump.writer.flush, ge_state.finalize_at_exit, _write_trace, _log.flush):
         try:
             step()
         except Exception:  # never let cleanup turn a clean exit into a traceback

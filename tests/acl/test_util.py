@@ -6,6 +6,7 @@ import ctypes
 import errno
 import os
 import threading
+import warnings
 
 import numpy as np
 import pytest
@@ -105,6 +106,27 @@ def test_numpy_to_ptr_warns_for_non_contiguous_arrays():
     messages = [str(w.message) for w in record]
     assert any("not contiguous" in m for m in messages)
     assert ptr == arr.ctypes.data
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: acl.util.numpy_to_ptr(np.arange(16, dtype=np.int32)[::2]),
+        lambda: acl.util.numpy_contiguous_to_ptr(np.arange(4)),
+        lambda: acl.op.set_attr_list_int(acl.op.create_attr(), "perm", np.array([2, 0, 1])),
+    ],
+    ids=["numpy_to_ptr", "numpy_contiguous_to_ptr", "op_list_attr"],
+)
+def test_regression_pyacl_warnings_pointed_at_the_facade_wrapper(call):
+    """pyACL's own warnings (``numpy_to_ptr is deprecated``) named openacl's ``@api`` wrapper (``_args.py``) as
+    their location; they name the program's line, as pyACL's C wrappers (which have no frames) do."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        call()
+    assert caught, "no warning"
+    program_line = (__file__, call.__code__.co_firstlineno)  # the line inside the lambda that calls pyACL
+    for warning in caught:
+        assert (warning.filename, warning.lineno) == program_line, f"{warning.message} at {warning.filename}"
 
 
 @pytest.mark.parametrize("value", [[1, 2], b"bytes", 3])

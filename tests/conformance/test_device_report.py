@@ -13,6 +13,7 @@ PROGRAM = Path(__file__).resolve().parent / "programs" / "device_report.py"
 
 def run(**env: str) -> subprocess.CompletedProcess:
     full_env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENACL_", "ASCEND_"))}
+    full_env["ASCEND_PROCESS_LOG_PATH"] = os.environ["ASCEND_PROCESS_LOG_PATH"]  # the suite's log directory
     full_env.update(env)
     full_env["PYTHONPATH"] = str(ROOT / "src")
     return subprocess.run(

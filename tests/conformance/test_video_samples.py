@@ -20,6 +20,7 @@ PROGRAMS = Path(__file__).resolve().parent / "programs"
 
 def run(*args: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENACL_", "ASCEND_"))}
+    env["ASCEND_PROCESS_LOG_PATH"] = os.environ["ASCEND_PROCESS_LOG_PATH"]  # the suite's log directory
     env["PYTHONPATH"] = str(ROOT / "src")
     return subprocess.run(
         [sys.executable, "-m", "openacl", "run", *args], cwd=ROOT, capture_output=True, text=True, timeout=300, env=env

@@ -8,6 +8,7 @@ precision graphs do.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -24,6 +25,7 @@ from openacl.dump import reader as dump_reader
 from openacl.tools.parse import parse_dumps
 
 ROOT = Path(__file__).resolve().parents[2]
+LOG_ENV = {"ASCEND_PROCESS_LOG_PATH": os.environ["ASCEND_PROCESS_LOG_PATH"]}  # the suite's log directory
 BF16 = np.dtype(ml_dtypes.bfloat16)
 H2D, D2H = 1, 2
 
@@ -146,7 +148,7 @@ def test_openacl_dump_of_a_bf16_model(tmp_path):
         capture_output=True,
         text=True,
         timeout=120,
-        env={"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin:/bin"},
+        env={"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin:/bin", **LOG_ENV},
     )
     assert result.returncode == 0, result.stderr
     (transpose,) = [p for p in (tmp_path / "out").rglob("Transpose.*") if p.is_file()]

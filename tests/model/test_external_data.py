@@ -7,6 +7,7 @@ temporary folder and used from another, so only the model's own folder can resol
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -22,6 +23,7 @@ from openacl.errors import AclCode
 from tests.model_io import ModelIO
 
 ROOT = Path(__file__).resolve().parents[2]
+LOG_ENV = {"ASCEND_PROCESS_LOG_PATH": os.environ["ASCEND_PROCESS_LOG_PATH"]}  # the suite's log directory
 RNG = np.random.default_rng(7)
 W = RNG.standard_normal((8, 4)).astype(np.float32)
 B = RNG.standard_normal(4).astype(np.float32)
@@ -124,7 +126,7 @@ def test_openacl_dump_of_an_external_data_model_from_another_directory(tmp_path)
         capture_output=True,
         text=True,
         timeout=120,
-        env={"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin:/bin"},
+        env={"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin:/bin", **LOG_ENV},
     )
     assert result.returncode == 0, result.stderr
     summary = json.loads(result.stdout)

@@ -22,6 +22,7 @@ from openacl.runtime import memory
 from tests.conftest import hold_stream
 from tests.model_io import ModelIO, demo_input
 from tests.op.conftest import desc_for, to_device
+from tests.plogs import plog_text
 from tests.runtime import pinning_child
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -29,8 +30,9 @@ PACKAGE = ROOT / "src" / "openacl"
 DEVICE_MEM_ERROR = AclCode.ACL_ERROR_RT_DEVICE_MEM_ERROR
 
 
-def _child(scenario: str) -> subprocess.CompletedProcess:
+def _child(scenario: str, log_root: Path) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENACL_", "ASCEND_"))}
+    env["ASCEND_PROCESS_LOG_PATH"] = str(log_root)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), str(ROOT)])
     return subprocess.run(
         [sys.executable, "-m", "tests.runtime.pinning_child", scenario],
@@ -44,22 +46,22 @@ def _child(scenario: str) -> subprocess.CompletedProcess:
 
 @pytest.mark.subprocess
 @pytest.mark.parametrize("scenario", sorted(pinning_child.SCENARIOS))
-def test_regression_memory_freed_during_an_access_was_a_segfault(scenario):
+def test_regression_memory_freed_during_an_access_was_a_segfault(scenario, tmp_path):
     """Each public call that reads or writes memory by address, with the memory freed by another thread between
     its check and its access: the call completes on the pinned bytes, the free returns 0 at once."""
-    result = _child(scenario)
+    result = _child(scenario, tmp_path)
     assert result.returncode == 0, f"rc {result.returncode}\n{result.stdout}\n{result.stderr[-3000:]}"
     assert "fired" in result.stdout
 
 
 @pytest.mark.subprocess
-def test_regression_op_output_overflowed_memory_reallocated_smaller():
+def test_regression_op_output_overflowed_memory_reallocated_smaller(tmp_path):
     """A data buffer made for 64 KiB over memory since freed and allocated again (32 KiB) at the same address: the
     operator's data-dependent output is checked against the live allocation when written, and fails the task."""
-    result = _child("op_output_into_memory_reallocated_smaller")
+    result = _child("op_output_into_memory_reallocated_smaller", tmp_path)
     assert result.returncode == 0, f"rc {result.returncode}\n{result.stdout}\n{result.stderr[-3000:]}"
     assert f"synchronize {int(DEVICE_MEM_ERROR)}" in result.stdout
-    assert "do not fit in a live allocation" in result.stderr
+    assert "do not fit in a live allocation" in plog_text(tmp_path)
 
 
 # ----- the rule: nothing outside runtime/memory.py touches memory by address -----

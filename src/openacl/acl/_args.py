@@ -23,6 +23,9 @@ import copy
 import ctypes
 import functools
 import operator
+import os
+import sys
+import warnings
 from collections.abc import Callable
 
 from openacl.errors import AclCode, AclError
@@ -196,6 +199,18 @@ class FailureOf:
 
     def __init__(self, value: Callable[[tuple | list], object]) -> None:
         self.value = value
+
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # src/openacl/
+
+
+def warn(message: str) -> None:
+    """A warning pyACL itself issues, attributed to the program's line that called the pyACL function (the first
+    frame outside openacl), not to a facade body or the ``@api`` wrapper: pyACL's C wrappers have no frames."""
+    frame, level = sys._getframe(1), 2  # stacklevel 2: the caller of this function
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, Warning, stacklevel=level)
 
 
 def api(fmt: str, returns: str = RET, failure: object = 0, sub: str | None = None):

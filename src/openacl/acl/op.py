@@ -8,11 +8,9 @@ not needed and are ignored. Left out: the kernel-registration functions (``regis
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
-from openacl.acl._args import BARE, VALUE, ArgumentTypeError, api, handle_list
+from openacl.acl._args import BARE, VALUE, ArgumentTypeError, api, handle_list, warn
 from openacl.op import attr as _attr
 from openacl.op import execute as _execute
 from openacl.op import model_dir as _model_dir
@@ -87,7 +85,7 @@ def set_attr_data_type(attr, attr_name, attr_value):
 def _values(value: object, qualname: str, array_dtype: type, element: type | tuple[type, ...]) -> list:
     """A list attribute's values: a ``list``, or a numpy array (pyACL warns that only lists will stay)."""
     if isinstance(value, np.ndarray):
-        warnings.warn(f"{qualname}: a numpy array will not be supported in future, pass a list", Warning, 3)
+        warn(f"{qualname}: a numpy array will not be supported in future, pass a list")
         try:
             return np.asarray(value, dtype=array_dtype).reshape(-1).tolist()
         except (TypeError, ValueError, OverflowError):  # an object array of non-numbers, as a list of them

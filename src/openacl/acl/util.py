@@ -6,11 +6,9 @@ they return no error code in pyACL either.
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
-from openacl.acl._args import BARE, RAISE, VALUE, ArgumentTypeError, ArgumentValueError, api, require_callable
+from openacl.acl._args import BARE, RAISE, VALUE, ArgumentTypeError, ArgumentValueError, api, require_callable, warn
 from openacl.runtime import memory as _memory
 from openacl.runtime import threads as _threads
 
@@ -43,9 +41,9 @@ def ptr_to_bytes(ptr, size):
 def numpy_to_ptr(array):
     if not isinstance(array, np.ndarray):
         raise ArgumentValueError("needs an ndarray as argument")
-    warnings.warn("numpy_to_ptr is deprecated, use acl.util.bytes_to_ptr", Warning, stacklevel=2)
+    warn("numpy_to_ptr is deprecated, use acl.util.bytes_to_ptr")
     if not (array.flags.c_contiguous or array.flags.f_contiguous):
-        warnings.warn("the ndarray is not contiguous", Warning, stacklevel=2)
+        warn("the ndarray is not contiguous")
     return _memory.array_address(array)
 
 
@@ -53,7 +51,7 @@ def numpy_to_ptr(array):
 def numpy_contiguous_to_ptr(array):
     if not isinstance(array, np.ndarray):
         raise ArgumentValueError("needs an ndarray as argument")
-    warnings.warn("numpy_contiguous_to_ptr is deprecated, use acl.util.bytes_to_ptr", Warning, stacklevel=2)
+    warn("numpy_contiguous_to_ptr is deprecated, use acl.util.bytes_to_ptr")
     contiguous = np.ascontiguousarray(array)
     return _memory.array_address(contiguous), contiguous
 
