@@ -22,6 +22,7 @@ def aipp_model(
     layout: str | None = None,
     elem=TensorProto.FLOAT,
     inputs: int = 1,
+    metadata: dict[str, str] | None = None,
 ) -> Path:
     """``image`` (and ``image1`` ...) -> ``out`` (and ``out1`` ...): Identity, so the output is what AIPP made."""
     names = ["image"] + [f"image{i}" for i in range(1, inputs)]
@@ -36,7 +37,7 @@ def aipp_model(
     model.ir_version = 8
     if conf is None:
         conf = "aipp_op {\n  aipp_mode: dynamic\n  related_input_rank: 0\n  max_src_image_size: 4096\n}\n"
-    metadata = {"insert_op_conf": conf}
+    metadata = {"insert_op_conf": conf, **(metadata or {})}
     if layout is not None:
         metadata["input_format"] = layout
     for key, value in metadata.items():
@@ -82,3 +83,42 @@ def reference_aipp(src: bytes, fmt: int, width: int, height: int, p: dict) -> np
             for c in range(channels):
                 out[c, top + y, left + x] = (values[c] - mean[c] - low[c]) * var[c]
     return out
+
+
+FORMAT_NAMES = {YUV420SP_U8: "YUV420SP_U8", XRGB8888_U8: "XRGB8888_U8", RGB888_U8: "RGB888_U8", YUV400_U8: "YUV400_U8"}
+
+
+def static_conf(fmt: int, width: int, height: int, p: dict, related: int = 0) -> str:
+    """An ATC AIPP config (``aipp_mode: static``) for the parameters ``reference_aipp`` takes, written as ATC's
+    template writes one: a field a line, ``#`` comments, bools as true/false."""
+    lines = [
+        "# generated for the test, in the layout of ATC's aipp.cfg template",
+        "aipp_op {",
+        "    aipp_mode : static",
+        f"    related_input_rank : {related}",
+        f'    input_format : "{FORMAT_NAMES[fmt]}"',
+        f"    src_image_size_w : {width}",
+        f"    src_image_size_h : {height}",
+    ]
+    if "crop" in p:
+        sx, sy, cw, ch = p["crop"]
+        lines += ["    crop : true", f"    load_start_pos_w : {sx}", f"    load_start_pos_h : {sy}"]
+        lines += [f"    crop_size_w : {cw}", f"    crop_size_h : {ch}"]
+    if "pad" in p:
+        top, bottom, left, right = p["pad"]
+        lines += ["    padding : true", f"    top_padding_size : {top}", f"    bottom_padding_size : {bottom}"]
+        lines += [f"    left_padding_size : {left}", f"    right_padding_size : {right}"]
+    lines.append(f"    rbuv_swap_switch : {'true' if p.get('rbuv') else 'false'}")
+    if p.get("ax"):
+        lines.append("    ax_swap_switch : true")
+    if "csc" in p:
+        m, ib, ob = p["csc"]
+        lines.append("    csc_switch : true  # colour-space conversion")
+        lines += [f"    matrix_r{i // 3}c{i % 3} : {v}" for i, v in enumerate(m)]
+        lines += [f"    output_bias_{i} : {v}" for i, v in enumerate(ob)]
+        lines += [f"    input_bias_{i} : {v}" for i, v in enumerate(ib)]
+    for key, name in (("mean", "mean_chn"), ("min", "min_chn"), ("var", "var_reci_chn")):
+        if key in p:
+            lines += [f"    {name}_{i} : {v}" for i, v in enumerate(p[key][:3])]
+    lines.append("}")
+    return "\n".join(lines) + "\n"
