@@ -1,19 +1,35 @@
-"""Dynamic AIPP: image preprocessing (format conversion, crop, CSC, normalisation, padding) on the CPU before the
-model runs, with the parameters a program sets per execution.
+"""AIPP: image preprocessing (format conversion, crop, CSC, normalisation, padding) on the CPU before the
+model runs, with the parameters a program sets per execution (dynamic) or the model's config fixes (static).
 
-**Declaring it.** ATC adds dynamic AIPP from its ``--insert_op_conf`` file; an ONNX model declares the same in
-its ``metadata_props`` under ``insert_op_conf``, the file's text as ATC reads it::
+**Declaring it.** ATC adds AIPP from its ``--insert_op_conf`` file; an ONNX model declares the same in its
+``metadata_props`` under ``insert_op_conf``, the file's text as ATC reads it (:mod:`openacl.model.aipp_config`;
+``python -m openacl.model.aipp_embed`` writes a ``.cfg`` into a model)::
 
     aipp_op { aipp_mode: dynamic  related_input_rank: 0  max_src_image_size: 150528 }
+    aipp_op { aipp_mode: static  input_format: YUV420SP_U8  src_image_size_w: 416  src_image_size_h: 416
+              csc_switch: true  matrix_r0c0: 256 ...  var_reci_chn_0: 0.0039216 ... }
 
-One ``aipp_op`` block per AIPP'd input: ``aipp_mode`` must be ``dynamic`` (openacl has no static AIPP);
-``related_input_rank`` (default 0) is the graph input it feeds; ``max_src_image_size`` is the largest source
-image in bytes (default: 4 bytes a pixel of the input's N×H×W, what XRGB8888 needs without a crop). The input
-must be static and 4-D with 1 or 3 channels, NCHW unless the metadata key ``input_format`` (ATC's option) is
-``NHWC``; its dtype is what the AIPP writes (float32 / float16; uint8 / int8 are rounded and clipped). A model
-cannot declare both gears and AIPP (a load error, ``ACL_ERROR_PARSE_MODEL``, as for any bad declaration).
+One ``aipp_op`` block per AIPP'd input, every block of the same ``aipp_mode`` (as ATC requires);
+``related_input_rank`` (default 0) is the graph input it feeds. The input must be 4-D with 1 or 3 channels,
+NCHW unless the metadata key ``input_format`` (ATC's option) is ``NHWC`` (or image-size gears show NHWC); its
+dtype is what the AIPP writes (float32 / float16; uint8 / int8 are rounded and clipped). Dynamic: the input is
+static; ``max_src_image_size`` is the largest source image in bytes (default: 4 bytes a pixel of the input's
+N×H×W, what XRGB8888 needs without a crop); no gears. Static: ATC's fields (``input_format``,
+``src_image_size_w/h`` (0: the model input's size less the padding), ``crop`` with ``load_start_pos_w/h`` and
+``crop_size_w/h`` (0: the input's size), ``padding`` with ``*_padding_size``, ``csc_switch`` with
+``matrix_rXcY`` / ``output_bias_N`` / ``input_bias_N`` (none given: ATC's BT.601 defaults for the direction),
+``rbuv_swap_switch``, ``ax_swap_switch``, ``mean_chn_N``, ``min_chn_N``, ``var_reci_chn_N``), checked at load
+as a dynamic parameter set is at ``set_input_aipp``; ``resize``, ``single_line_mode`` and a non-zero
+``padding_value`` are refused. Static AIPP takes batch gears (the gear's batch of images) and image-size gears
+(the gear is the source size: no crop, padding or source size then), not ``dynamic_dims``, as ATC. A bad
+declaration fails the load with ``ACL_ERROR_PARSE_MODEL`` naming the rule.
 
-**What the model then describes.** The AIPP'd input takes the raw image (uint8 bytes), sized
+**What a static-AIPP model describes.** As CANN: the input takes the source images, NHWC uint8
+``[N, src_h, src_w, C]`` (``-1`` where a gear decides), sized as the source (``N × src_w × src_h × 3 / 2`` for
+YUV420SP); ``get_aipp_type`` is ``ACL_DATA_WITH_STATIC_AIPP`` with no attached input; ``get_first_aipp_info``
+gives the configuration and, per gear, the source and output dims.
+
+**What a dynamic-AIPP model describes.** The AIPP'd input takes the raw image (uint8 bytes), sized
 ``max_src_image_size``; after the graph's inputs comes one ``ascend_dynamic_aipp_data`` input per ``aipp_op``
 (uint8, ``64 + 96 × N`` bytes: CANN's ``kAippDynamicPara`` with one batch part per image). ``get_aipp_type``
 reports the image input as ``ACL_DATA_WITH_DYNAMIC_AIPP`` attached to that data input, and the data input as
