@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import onnx
-from onnx import TensorProto, helper
+from onnx import TensorProto, helper, numpy_helper
 
 AIPP_INPUT = "ascend_dynamic_aipp_data"
 YUV420SP_U8, XRGB8888_U8, RGB888_U8, YUV400_U8 = 1, 2, 3, 4
@@ -122,3 +122,63 @@ def static_conf(fmt: int, width: int, height: int, p: dict, related: int = 0) ->
             lines += [f"    {name}_{i} : {v}" for i, v in enumerate(p[key][:3])]
     lines.append("}")
     return "\n".join(lines) + "\n"
+
+
+#: The spec's YOLOv3 AIPP config (a public acllite notebook's), as ATC reads it.
+YOLO_AIPP_CFG = """\
+aipp_op {
+    aipp_mode : static
+    related_input_rank : 0
+    input_format : YUV420SP_U8
+    src_image_size_w : 416
+    src_image_size_h : 416
+    crop : false
+    csc_switch : true
+    rbuv_swap_switch : false
+    matrix_r0c0 : 256
+    matrix_r0c1 : 0
+    matrix_r0c2 : 359
+    matrix_r1c0 : 256
+    matrix_r1c1 : -88
+    matrix_r1c2 : -183
+    matrix_r2c0 : 256
+    matrix_r2c1 : 454
+    matrix_r2c2 : 0
+    input_bias_0 : 0
+    input_bias_1 : 128
+    input_bias_2 : 128
+    var_reci_chn_0 : 0.0039216
+    var_reci_chn_1 : 0.0039216
+    var_reci_chn_2 : 0.0039216
+}
+"""
+
+
+def detector_model(path: Path, conf: str = YOLO_AIPP_CFG, size: int = 416) -> Path:
+    """A detection-shaped net: ``data`` [1,3,size,size] -> conv 3x3 stride 8 + relu ``feature`` [1,8,size/8,size/8];
+    ``img_info`` [1,4] -> ``info`` (halved), the input AIPP leaves alone."""
+    weight = np.random.default_rng(5).standard_normal((8, 3, 3, 3)).astype(np.float32)
+    half = numpy_helper.from_array(np.array(0.5, np.float32), "half")
+    graph = helper.make_graph(
+        [
+            helper.make_node("Conv", ["data", "w"], ["conv"], kernel_shape=[3, 3], strides=[8, 8], pads=[1, 1, 1, 1]),
+            helper.make_node("Relu", ["conv"], ["feature"]),
+            helper.make_node("Mul", ["img_info", "half"], ["info"]),
+        ],
+        "detector",
+        [
+            helper.make_tensor_value_info("data", TensorProto.FLOAT, [1, 3, size, size]),
+            helper.make_tensor_value_info("img_info", TensorProto.FLOAT, [1, 4]),
+        ],
+        [
+            helper.make_tensor_value_info("feature", TensorProto.FLOAT, [1, 8, size // 8, size // 8]),
+            helper.make_tensor_value_info("info", TensorProto.FLOAT, [1, 4]),
+        ],
+        [numpy_helper.from_array(weight, "w"), half],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    entry = model.metadata_props.add()
+    entry.key, entry.value = "insert_op_conf", conf
+    onnx.save(model, str(path))
+    return path
