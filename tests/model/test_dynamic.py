@@ -11,7 +11,7 @@ from openacl.model import dynamic
 from openacl.model import model as _model
 from openacl.model.dynamic import Gears, Kind
 from openacl.runtime.buffers import data_buffers
-from tests.gear_models import batch_model, hw_model
+from tests.gear_models import batch_model, hw_model, nhwc_classifier, reference
 
 PARSE = AclCode.ACL_ERROR_PARSE_MODEL
 NOT_A_GEAR = AclCode.ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID
@@ -209,3 +209,15 @@ def test_reading_a_buffer_that_holds_no_gear(ctx):
     with pytest.raises(AclError) as info:
         dynamic.read_gear(gears, buffer)
     assert info.value.code == NOT_A_GEAR and "set by set_dynamic_*" in str(info.value)
+
+
+def test_regression_nhwc_image_size_model_loads_reports_nhwc_and_runs_each_gear(ctx, tmp_path):
+    """The model whose input is ``[1, -1, -1, 3]`` with ``input_format: NHWC`` failed to load ("must be NCHW")."""
+    model = _load(nhwc_classifier(tmp_path / "nhwc.onnx", "8,6;4,4"))
+    assert model.gears.kind is Kind.HW
+    assert model.acl_inputs[0].format == 1  # ACL_FORMAT_NHWC
+    assert model.acl_inputs[0].size == 8 * 6 * 3 * 4
+    assert model.gear_outputs == {(8, 6): [(1, 5)], (4, 4): [(1, 5)]}
+    data = np.random.default_rng(1).standard_normal((1, 4, 4, 3)).astype(np.float32)
+    (want,) = reference(tmp_path / "nhwc.onnx", {"image": data})
+    np.testing.assert_allclose(model.run([data])[0], want, rtol=1e-6)

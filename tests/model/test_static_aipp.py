@@ -205,6 +205,7 @@ def test_static_aipp_with_batch_gears_runs_each_gear(ctx, tmp_path):
     assert acl.mdl.get_num_inputs(io.desc) == 2  # the image, then the gear input
     assert acl.mdl.get_input_dims(io.desc, 0)[0]["dims"] == [-1, 8, 10, 3]
     assert acl.mdl.get_input_size_by_index(io.desc, 0) == 4 * 120  # the largest gear's images
+    assert acl.mdl.get_input_dims_range(io.desc, 0)[0]["range"] == [[1, 4], [8, 8], [10, 10], [3, 3]]
     info, _ = acl.mdl.get_first_aipp_info(io.model_id, 0)
     assert info["shapeCount"] == 3 and [d["srcSize"] for d in info["outDims"]] == [120, 240, 480]
     assert info["outDims"][1]["aippOutdims"]["dims"] == [2, 3, 4, 6]
@@ -233,3 +234,19 @@ def test_static_aipp_with_image_size_gears_takes_the_gear_as_the_image(ctx, tmp_
     want = reference_aipp(src, RGB888_U8, 6, 4, {"rbuv": 1})
     got = io.output((1, 3, 4, 6) if layout == "NCHW" else (1, 4, 6, 3))[0]
     np.testing.assert_array_equal(got if layout == "NCHW" else got.transpose(2, 0, 1), want)
+
+
+def test_a_source_buffer_short_of_the_images_is_refused_before_anything_runs(ctx, tmp_path):
+    """The buffer must hold the gear's images: ``ACL_ERROR_INVALID_PARAM``, the outputs untouched."""
+    conf = static_conf(RGB888_U8, 6, 4, {})
+    path = aipp_model(tmp_path / "m.onnx", shape=("N", 3, 4, 6), conf=conf, metadata={"dynamic_batch_size": "1,2"})
+    io = StaticIO(path)
+    inputs = acl.mdl.create_dataset()
+    ptr, _ = acl.rt.malloc(72, 0)  # one image, the gear takes two
+    acl.mdl.add_dataset_buffer(inputs, acl.create_data_buffer(ptr, 72))
+    acl.mdl.add_dataset_buffer(inputs, acl.mdl.get_dataset_buffer(io.inputs[0], 1))
+    assert acl.mdl.set_dynamic_batch_size(io.model_id, inputs, 1, 2) == 0
+    ptr_out, size_out = io.outputs[1][0]
+    assert acl.rt.memset(ptr_out, size_out, 0x7F, size_out) == 0
+    assert acl.mdl.execute(io.model_id, inputs, io.outputs[0]) == AclCode.ACL_ERROR_INVALID_PARAM
+    assert acl.util.ptr_to_bytes(ptr_out, size_out) == b"\x7f" * size_out

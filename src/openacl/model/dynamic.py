@@ -364,6 +364,11 @@ def set_full_dims(model, dataset: int, index: int, dims: Sequence[int]) -> None:
 def input_range(shape: Shape, gears: Gears | None, input_index: int) -> list[list[int]]:
     """``get_input_dims_range``: fixed dims ``[d, d]``; a gear dim spans its gears; a free one ``[1, -1]``."""
     if gears is not None and input_index < len(gears.input_shapes):
+        # Each -1 of the described shape, in order, spans the gears of the graph input's -1 dims, in order: the
+        # same dims, or a static AIPP's NHWC source of an NCHW input (N, then H and W in both).
+        declared_shape = gears.input_shapes[input_index]
         per_gear = [gears.shapes(gear)[input_index] for gear in gears.gears]
-        return [[min(column), max(column)] for column in zip(*per_gear, strict=True)]
+        columns = zip(*per_gear, strict=True)
+        spans = iter([[min(c), max(c)] for c, d in zip(columns, declared_shape, strict=True) if d < 0])
+        return [next(spans, [1, -1]) if d < 0 else [d, d] for d in shape]
     return [[d, d] if d >= 0 else [1, -1] for d in shape]
