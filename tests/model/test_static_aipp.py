@@ -250,3 +250,18 @@ def test_a_source_buffer_short_of_the_images_is_refused_before_anything_runs(ctx
     assert acl.rt.memset(ptr_out, size_out, 0x7F, size_out) == 0
     assert acl.mdl.execute(io.model_id, inputs, io.outputs[0]) == AclCode.ACL_ERROR_INVALID_PARAM
     assert acl.util.ptr_to_bytes(ptr_out, size_out) == b"\x7f" * size_out
+
+
+def test_an_omitted_crop_size_is_the_model_input_size(ctx, tmp_path):
+    conf = (
+        "aipp_op { aipp_mode: static input_format: RGB888_U8 src_image_size_w: 10 src_image_size_h: 8\n"
+        "  crop: true load_start_pos_w: 3 load_start_pos_h: 2 }"
+    )
+    io = StaticIO(aipp_model(tmp_path / "m.onnx", conf=conf))
+    info, _ = acl.mdl.get_first_aipp_info(io.model_id, 0)
+    assert (info["cropSwitch"], info["cropSizeW"], info["cropSizeH"]) == (1, 6, 4)
+    src = _image(10 * 8 * 3, seed=12)
+    io.put(src)
+    io.execute()
+    want = reference_aipp(src, RGB888_U8, 10, 8, {"crop": (3, 2, 6, 4)})
+    np.testing.assert_array_equal(io.output((1, 3, 4, 6))[0], want)

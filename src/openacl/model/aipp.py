@@ -255,20 +255,16 @@ def static_params(fields: dict[str, str], item: AippInput, gears: dynamic.Gears 
     src_h = aipp_config.integer(fields, "src_image_size_h", 0)
     if hw_gears and (crop or padding or src_w or src_h):
         raise AclError(_PARSE, f"{where}: with dynamic_image_size the gear is the image: no crop, padding or size")
+    sides = ("top", "bottom", "left", "right")
+    pads = tuple(aipp_config.integer(fields, f"{side}_padding_size", 0) for side in sides) if padding else (0,) * 4
+    inner_w, inner_h = item.width - pads[2] - pads[3], item.height - pads[0] - pads[1]  # what a crop must yield
     if not hw_gears:
-        pads = (
-            aipp_config.integer(fields, "top_padding_size", 0) if padding else 0,
-            aipp_config.integer(fields, "bottom_padding_size", 0) if padding else 0,
-            aipp_config.integer(fields, "left_padding_size", 0) if padding else 0,
-            aipp_config.integer(fields, "right_padding_size", 0) if padding else 0,
-        )
-        inner_w, inner_h = item.width - pads[2] - pads[3], item.height - pads[0] - pads[1]
         src_w, src_h = src_w or inner_w, src_h or inner_h  # ATC: 0 is the model input's size
     box = (
         aipp_config.integer(fields, "load_start_pos_w", 0),
         aipp_config.integer(fields, "load_start_pos_h", 0),
-        aipp_config.integer(fields, "crop_size_w", 0) or (inner_w if crop else 0),
-        aipp_config.integer(fields, "crop_size_h", 0) or (inner_h if crop else 0),
+        aipp_config.integer(fields, "crop_size_w", 0) or inner_w,  # ATC: 0 is the model input's size
+        aipp_config.integer(fields, "crop_size_h", 0) or inner_h,
     )
     if fmt == YUV420SP_U8:
         matrix, output_bias, input_bias = _CSC_FROM_YUV
@@ -279,7 +275,7 @@ def static_params(fields: dict[str, str], item: AippInput, gears: dynamic.Gears 
         crop=int(crop),
         padding=int(padding),
         crop_box=box if crop else (0, 0, 0, 0),
-        pads=pads if padding else (0, 0, 0, 0),
+        pads=pads,  # type: ignore[arg-type]
         mean=tuple(aipp_config.integer(fields, f"mean_chn_{i}", 0) for i in range(4)),  # type: ignore[arg-type]
         min=_half([aipp_config.number(fields, f"min_chn_{i}", 0.0) for i in range(4)]),  # type: ignore[arg-type]
         var_reci=_half([aipp_config.number(fields, f"var_reci_chn_{i}", 1.0) for i in range(4)]),  # type: ignore[arg-type]
