@@ -136,3 +136,27 @@ class GearIO(ModelIO):
             data = acl.util.ptr_to_bytes(ptr, count * 4)
             out.append(np.frombuffer(data, np.float32).reshape(dims["dims"]).copy())
         return out
+
+
+def nhwc_classifier(path: Path, gears: str = "32,32;48,64;64,48") -> Path:
+    """A TF-style classifier, ATC's ``--input_format=NHWC``: image [1,H,W,3] -> transpose -> conv 3x3 (4 channels)
+    -> relu -> global average pool -> gemm (5 classes) -> softmax ``prob`` [1,5]."""
+    rng = np.random.default_rng(12)
+    conv = rng.standard_normal((4, 3, 3, 3)).astype(np.float32)
+    fc = rng.standard_normal((4, 5)).astype(np.float32)
+    graph = helper.make_graph(
+        [
+            helper.make_node("Transpose", ["image"], ["nchw"], perm=[0, 3, 1, 2]),
+            helper.make_node("Conv", ["nchw", "conv_w"], ["conv"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+            helper.make_node("Relu", ["conv"], ["relu"]),
+            helper.make_node("GlobalAveragePool", ["relu"], ["pooled"]),
+            helper.make_node("Flatten", ["pooled"], ["flat"]),
+            helper.make_node("MatMul", ["flat", "fc_w"], ["logits"]),
+            helper.make_node("Softmax", ["logits"], ["prob"], axis=1),
+        ],
+        "nhwcnet",
+        [helper.make_tensor_value_info("image", TensorProto.FLOAT, [1, "H", "W", 3])],
+        [helper.make_tensor_value_info("prob", TensorProto.FLOAT, [1, 5])],
+        [numpy_helper.from_array(conv, "conv_w"), numpy_helper.from_array(fc, "fc_w")],
+    )
+    return _save(graph, path, {"dynamic_image_size": gears, "input_format": "NHWC"})

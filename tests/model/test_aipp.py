@@ -133,7 +133,7 @@ def test_two_aipp_inputs_get_one_data_input_each(ctx, tmp_path):
         ("aipp_op { aipp_mode: dynamic }", {"layout": "NCWH"}),
         ("aipp_op { aipp_mode: dynamic }", {"elem": TensorProto.INT64}),
     ],
-    ids=["static", "no-such-input", "bad-size", "no-block", "two-channels", "bad-layout", "int64"],
+    ids=["static-without-input-format", "no-such-input", "bad-size", "no-block", "two-channels", "bad-layout", "int64"],
 )
 def test_a_bad_declaration_fails_the_load(ctx, tmp_path, conf, extra):
     path = aipp_model(tmp_path / "m.onnx", conf=conf, **extra)

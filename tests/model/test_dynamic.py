@@ -11,7 +11,7 @@ from openacl.model import dynamic
 from openacl.model import model as _model
 from openacl.model.dynamic import Gears, Kind
 from openacl.runtime.buffers import data_buffers
-from tests.gear_models import batch_model, hw_model
+from tests.gear_models import batch_model, hw_model, nhwc_classifier, reference
 
 PARSE = AclCode.ACL_ERROR_PARSE_MODEL
 NOT_A_GEAR = AclCode.ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID
@@ -43,6 +43,21 @@ def test_image_size_and_dims_gears():
     assert dims.kind is Kind.DIMS and dims.width == 4 and dims.gear_input_size == 32
 
 
+@pytest.mark.parametrize("layout", [{}, {"input_format": "NHWC"}, {"input_format": " nhwc "}])
+def test_regression_nhwc_image_size_gears_were_refused_as_not_nchw(layout):
+    """ATC takes ``--dynamic_image_size`` with ``--input_format=NHWC``: H and W are dims 1 and 2."""
+    hw = dynamic.declared({"dynamic_image_size": "8,6;16,12", **layout}, ["x"], [(1, -1, -1, 3)])
+    assert hw.kind is Kind.HW and hw.shapes((16, 12)) == ((1, 16, 12, 3),)
+    batch = dynamic.declared({"dynamic_batch_size": "1,4", **layout}, ["x"], [(-1, 8, 8, 3)])
+    assert batch.shapes((4,)) == ((4, 8, 8, 3),)
+
+
+def test_layout_is_declared_or_read_from_the_symbolic_dims():
+    assert dynamic.is_nhwc("NHWC", (1, 8, 8, 3)) and not dynamic.is_nhwc("NCHW", (1, -1, -1, 3))
+    assert dynamic.is_nhwc(None, (1, -1, -1, 3)) and not dynamic.is_nhwc(None, (1, 3, -1, -1))
+    assert not dynamic.is_nhwc("NHWC", (1, 3))  # only a 4-D input has a layout
+
+
 def test_no_metadata_means_no_gears_even_with_symbolic_dims():
     assert dynamic.declared({"producer": "x"}, ["data"], [(-1, 3)]) is None
 
@@ -59,7 +74,10 @@ def test_no_metadata_means_no_gears_even_with_symbolic_dims():
         ({"dynamic_batch_size": "1,2"}, [(3, -1)], "dynamic in its first dim only"),
         ({"dynamic_batch_size": "1,2"}, [(-1, -1)], "dynamic in its first dim only"),
         ({"dynamic_image_size": "8,8;16,16"}, [(1, -1, 8, -1)], "dynamic in H and W only"),
-        ({"dynamic_image_size": "8,8;16,16"}, [(-1, -1)], "must be NCHW"),
+        ({"dynamic_image_size": "8,8;16,16"}, [(-1, -1)], "NCHW [n, c, -1, -1] or NHWC [n, -1, -1, c]"),
+        ({"dynamic_image_size": "8,8;16,16", "input_format": "NCHW"}, [(1, -1, -1, 3)], "dynamic in H and W"),
+        ({"dynamic_image_size": "8,8;16,16", "input_format": "NHWC"}, [(1, 3, -1, -1)], "dynamic in H and W"),
+        ({"dynamic_image_size": "8,8;16,16", "input_format": "NWHC"}, [(1, -1, -1, 3)], "ATC takes NCHW, NHWC"),
         ({"dynamic_image_size": "8;16"}, [(1, 3, -1, -1)], "one height and one width"),
         ({"dynamic_image_size": "8,8;16"}, [(1, 3, -1, -1)], "different numbers of values"),
         ({"dynamic_dims": "1,2;3,4"}, [(1, -1, -1, -1)], "needs 3 values"),
@@ -191,3 +209,15 @@ def test_reading_a_buffer_that_holds_no_gear(ctx):
     with pytest.raises(AclError) as info:
         dynamic.read_gear(gears, buffer)
     assert info.value.code == NOT_A_GEAR and "set by set_dynamic_*" in str(info.value)
+
+
+def test_regression_nhwc_image_size_model_loads_reports_nhwc_and_runs_each_gear(ctx, tmp_path):
+    """The model whose input is ``[1, -1, -1, 3]`` with ``input_format: NHWC`` failed to load ("must be NCHW")."""
+    model = _load(nhwc_classifier(tmp_path / "nhwc.onnx", "8,6;4,4"))
+    assert model.gears.kind is Kind.HW
+    assert model.acl_inputs[0].format == 1  # ACL_FORMAT_NHWC
+    assert model.acl_inputs[0].size == 8 * 6 * 3 * 4
+    assert model.gear_outputs == {(8, 6): [(1, 5)], (4, 4): [(1, 5)]}
+    data = np.random.default_rng(1).standard_normal((1, 4, 4, 3)).astype(np.float32)
+    (want,) = reference(tmp_path / "nhwc.onnx", {"image": data})
+    np.testing.assert_allclose(model.run([data])[0], want, rtol=1e-6)

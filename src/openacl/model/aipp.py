@@ -1,19 +1,35 @@
-"""Dynamic AIPP: image preprocessing (format conversion, crop, CSC, normalisation, padding) on the CPU before the
-model runs, with the parameters a program sets per execution.
+"""AIPP: image preprocessing (format conversion, crop, CSC, normalisation, padding) on the CPU before the
+model runs, with the parameters a program sets per execution (dynamic) or the model's config fixes (static).
 
-**Declaring it.** ATC adds dynamic AIPP from its ``--insert_op_conf`` file; an ONNX model declares the same in
-its ``metadata_props`` under ``insert_op_conf``, the file's text as ATC reads it::
+**Declaring it.** ATC adds AIPP from its ``--insert_op_conf`` file; an ONNX model declares the same in its
+``metadata_props`` under ``insert_op_conf``, the file's text as ATC reads it (:mod:`openacl.model.aipp_config`;
+``python -m openacl.model.aipp_embed`` writes a ``.cfg`` into a model)::
 
     aipp_op { aipp_mode: dynamic  related_input_rank: 0  max_src_image_size: 150528 }
+    aipp_op { aipp_mode: static  input_format: YUV420SP_U8  src_image_size_w: 416  src_image_size_h: 416
+              csc_switch: true  matrix_r0c0: 256 ...  var_reci_chn_0: 0.0039216 ... }
 
-One ``aipp_op`` block per AIPP'd input: ``aipp_mode`` must be ``dynamic`` (openacl has no static AIPP);
-``related_input_rank`` (default 0) is the graph input it feeds; ``max_src_image_size`` is the largest source
-image in bytes (default: 4 bytes a pixel of the input's N×H×W, what XRGB8888 needs without a crop). The input
-must be static and 4-D with 1 or 3 channels, NCHW unless the metadata key ``input_format`` (ATC's option) is
-``NHWC``; its dtype is what the AIPP writes (float32 / float16; uint8 / int8 are rounded and clipped). A model
-cannot declare both gears and AIPP (a load error, ``ACL_ERROR_PARSE_MODEL``, as for any bad declaration).
+One ``aipp_op`` block per AIPP'd input, every block of the same ``aipp_mode`` (as ATC requires);
+``related_input_rank`` (default 0) is the graph input it feeds. The input must be 4-D with 1 or 3 channels,
+NCHW unless the metadata key ``input_format`` (ATC's option) is ``NHWC`` (or image-size gears show NHWC); its
+dtype is what the AIPP writes (float32 / float16; uint8 / int8 are rounded and clipped). Dynamic: the input is
+static; ``max_src_image_size`` is the largest source image in bytes (default: 4 bytes a pixel of the input's
+N×H×W, what XRGB8888 needs without a crop); no gears. Static: ATC's fields (``input_format``,
+``src_image_size_w/h`` (0: the model input's size less the padding), ``crop`` with ``load_start_pos_w/h`` and
+``crop_size_w/h`` (0: the input's size), ``padding`` with ``*_padding_size``, ``csc_switch`` with
+``matrix_rXcY`` / ``output_bias_N`` / ``input_bias_N`` (none given: ATC's BT.601 defaults for the direction),
+``rbuv_swap_switch``, ``ax_swap_switch``, ``mean_chn_N``, ``min_chn_N``, ``var_reci_chn_N``), checked at load
+as a dynamic parameter set is at ``set_input_aipp``; ``resize``, ``single_line_mode`` and a non-zero
+``padding_value`` are refused. Static AIPP takes batch gears (the gear's batch of images) and image-size gears
+(the gear is the source size: no crop, padding or source size then), not ``dynamic_dims``, as ATC. A bad
+declaration fails the load with ``ACL_ERROR_PARSE_MODEL`` naming the rule.
 
-**What the model then describes.** The AIPP'd input takes the raw image (uint8 bytes), sized
+**What a static-AIPP model describes.** As CANN: the input takes the source images, NHWC uint8
+``[N, src_h, src_w, C]`` (``-1`` where a gear decides), sized as the source (``N × src_w × src_h × 3 / 2`` for
+YUV420SP); ``get_aipp_type`` is ``ACL_DATA_WITH_STATIC_AIPP`` with no attached input; ``get_first_aipp_info``
+gives the configuration and, per gear, the source and output dims.
+
+**What a dynamic-AIPP model describes.** The AIPP'd input takes the raw image (uint8 bytes), sized
 ``max_src_image_size``; after the graph's inputs comes one ``ascend_dynamic_aipp_data`` input per ``aipp_op``
 (uint8, ``64 + 96 × N`` bytes: CANN's ``kAippDynamicPara`` with one batch part per image). ``get_aipp_type``
 reports the image input as ``ACL_DATA_WITH_DYNAMIC_AIPP`` attached to that data input, and the data input as
@@ -38,23 +54,24 @@ Only YUV420SP_U8, XRGB8888_U8, RGB888_U8 and YUV400_U8 are accepted, as CANN acc
 
 from __future__ import annotations
 
+import dataclasses
 import math
-import re
 import struct
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from openacl.dtypes import acl_from_numpy
 from openacl.errors import AclCode, AclError
+from openacl.model import aipp_config, dynamic
+from openacl.model.aipp_config import METADATA_KEY
 from openacl.model.dataset import datasets
 from openacl.runtime import memory
 from openacl.runtime.buffers import DataBuffer, data_buffers
 from openacl.runtime.handles import HandleTable
 
 AIPP_INPUT_NAME = "ascend_dynamic_aipp_data"  # ACL_DYNAMIC_AIPP_NAME
-METADATA_KEY = "insert_op_conf"
-LAYOUT_KEY = "input_format"
 
 # aclAippInputFormat
 YUV420SP_U8, XRGB8888_U8, RGB888_U8, YUV400_U8 = 1, 2, 3, 4
@@ -85,11 +102,14 @@ def data_size(batch: int) -> int:
 
 @dataclass(frozen=True)
 class AippInput:
-    """One dynamic AIPP: the graph input it feeds and the model-input shape it must produce."""
+    """One AIPP: the graph input it feeds and the model-input shape it must produce (``-1`` where a gear decides).
+
+    ``static`` is a static AIPP's parameters, for one image (``src_w``/``src_h`` 0 when image-size gears give
+    them); None for a dynamic AIPP, whose parameters come with each execution."""
 
     related: int
-    data_index: int  # the ascend_dynamic_aipp_data input's index among the described inputs
-    max_src_size: int
+    data_index: int  # the ascend_dynamic_aipp_data input's index among the described inputs (-1: static)
+    max_src_size: int  # bytes of the largest source (a static AIPP's: on its largest gear)
     batch: int
     height: int
     width: int
@@ -97,6 +117,7 @@ class AippInput:
     nhwc: bool
     dtype: np.dtype
     name: str
+    static: AippParams | None = None
 
     @property
     def data_size(self) -> int:
@@ -108,68 +129,69 @@ class AippInput:
             return [self.batch, self.height, self.width, self.channels]
         return [self.batch, self.channels, self.height, self.width]
 
+    @property
+    def src_dims(self) -> tuple[int, ...]:
+        """A static AIPP's source as CANN describes the input: NHWC, the source image's height and width."""
+        assert self.static is not None
+        return (self.batch, self.static.src_h or -1, self.static.src_w or -1, self.channels)
+
 
 @dataclass(frozen=True)
-class DynamicAipp:
+class DeclaredAipp:
+    """Every AIPP a model declares; all static or all dynamic, as ATC requires."""
+
     inputs: tuple[AippInput, ...]
 
     def by_related(self, index: int) -> AippInput | None:
         return next((item for item in self.inputs if item.related == index), None)
 
     def by_data_index(self, index: int) -> AippInput | None:
-        return next((item for item in self.inputs if item.data_index == index), None)
+        return next((item for item in self.inputs if item.data_index == index and item.static is None), None)
 
 
-def _blocks(text: str) -> list[dict[str, str]]:
-    blocks = re.findall(r"aipp_op\s*\{([^{}]*)\}", text)
-    if not blocks:
-        raise AclError(_PARSE, f"metadata {METADATA_KEY}: no 'aipp_op {{ ... }}' block")
-    parsed = []
-    for body in blocks:
-        entries = dict(re.findall(r"(\w+)\s*:\s*\"?([\w.\-]+)\"?", body))
-        parsed.append(entries)
-    return parsed
-
-
-def _int(entries: dict[str, str], key: str, default: int | None) -> int:
-    if key not in entries:
-        if default is None:
-            raise AclError(_PARSE, f"metadata {METADATA_KEY}: {key} is required")
-        return default
-    try:
-        return int(entries[key])
-    except ValueError:
-        raise AclError(_PARSE, f"metadata {METADATA_KEY}: {key}={entries[key]!r} is not an integer") from None
+def _output_layout(shape: tuple[int, ...], nhwc: bool) -> tuple[int, int, int, int]:
+    """(N, H, W, C) of a 4-D model input; ``-1`` where a gear decides."""
+    return (shape[0], shape[1], shape[2], shape[3]) if nhwc else (shape[0], shape[2], shape[3], shape[1])
 
 
 def declared(
-    metadata: dict[str, str], names: Sequence[str], shapes: Sequence[tuple[int, ...]], has_gears: bool, dtypes=None
-) -> DynamicAipp | None:
-    """The dynamic AIPPs a model's metadata declares for its graph inputs ``names`` of ``shapes``, or None."""
+    metadata: dict[str, str],
+    names: Sequence[str],
+    shapes: Sequence[tuple[int, ...]],
+    gears: dynamic.Gears | None = None,
+    dtypes=None,
+) -> DeclaredAipp | None:
+    """The AIPPs a model's metadata declares for its graph inputs ``names`` of ``shapes``, or None."""
     if METADATA_KEY not in metadata:
         return None
-    if has_gears:
-        raise AclError(_PARSE, f"metadata {METADATA_KEY}: openacl does not combine dynamic AIPP with gears")
-    layout = metadata.get(LAYOUT_KEY, "NCHW").strip().upper()
-    if layout not in ("NCHW", "NHWC"):
-        raise AclError(_PARSE, f"metadata {LAYOUT_KEY}={layout!r}: AIPP writes NCHW or NHWC")
-    nhwc = layout == "NHWC"
+    layout = dynamic.layout_of(metadata)
+    if layout not in (None, "NCHW", "NHWC"):
+        raise AclError(_PARSE, f"metadata {dynamic.LAYOUT_KEY}={layout}: AIPP writes NCHW or NHWC")
     items: list[AippInput] = []
-    for number, entries in enumerate(_blocks(metadata[METADATA_KEY])):
-        mode = entries.get("aipp_mode", "")
-        if mode != "dynamic":
-            raise AclError(_PARSE, f"metadata {METADATA_KEY}: aipp_mode {mode!r}; openacl runs dynamic AIPP only")
-        related = _int(entries, "related_input_rank", 0)
+    fields_of = aipp_config.blocks(metadata[METADATA_KEY])
+    modes = {fields.get("aipp_mode", "") for fields in fields_of}
+    for mode in modes:
+        if mode not in ("static", "dynamic"):
+            raise AclError(_PARSE, f"metadata {METADATA_KEY}: aipp_mode {mode!r}, not static or dynamic")
+    if len(modes) > 1:
+        raise AclError(_PARSE, f"metadata {METADATA_KEY}: the aipp_mode of every aipp_op must be the same")
+    static = modes == {"static"}
+    if not static and gears is not None:
+        raise AclError(_PARSE, f"metadata {METADATA_KEY}: openacl does not combine dynamic AIPP with gears")
+    if static and gears is not None and gears.kind is dynamic.Kind.DIMS:
+        raise AclError(_PARSE, f"metadata {METADATA_KEY}: ATC does not combine AIPP with dynamic_dims")
+    for number, fields in enumerate(fields_of):
+        related = aipp_config.integer(fields, "related_input_rank", 0)
         if not 0 <= related < len(names):
             raise AclError(_PARSE, f"metadata {METADATA_KEY}: related_input_rank {related}, the model has {len(names)}")
         if any(item.related == related for item in items):
             raise AclError(_PARSE, f"metadata {METADATA_KEY}: two aipp_op blocks for input {related}")
         shape = tuple(shapes[related])
-        if len(shape) != 4 or any(d <= 0 for d in shape):
+        nhwc = dynamic.is_nhwc(layout, shape)
+        geared = gears is not None and any(d < 0 for d in shape)
+        if len(shape) != 4 or (any(d <= 0 for d in shape) and not geared):
             raise AclError(_PARSE, f"AIPP input {names[related]!r} {list(shape)} must be static and 4-D")
-        batch, height, width, channels = (
-            (shape[0], *shape[1:3], shape[3]) if nhwc else (shape[0], *shape[2:4], shape[1])
-        )
+        batch, height, width, channels = _output_layout(shape, nhwc)
         if channels not in (1, 3):
             raise AclError(_PARSE, f"AIPP input {names[related]!r} {list(shape)} has {channels} channels, not 1 or 3")
         if batch > MAX_BATCH:
@@ -177,14 +199,118 @@ def declared(
         dtype = np.dtype(dtypes[related]) if dtypes is not None else np.dtype(np.float32)
         if dtype.type not in _OUTPUT_DTYPES:
             raise AclError(_PARSE, f"AIPP input {names[related]!r} is {dtype}; AIPP writes float32/16, uint8, int8")
-        max_src = _int(entries, "max_src_image_size", batch * height * width * 4)
+        item = AippInput(related, -1, 0, batch, height, width, channels, nhwc, dtype, names[related])
+        if static:
+            params = static_params(fields, item, gears)
+            largest = max(src_size(static_run(params, on[related], nhwc)) for on in _gear_shapes(shapes, gears))
+            items.append(dataclasses.replace(item, max_src_size=largest, static=params))
+            continue
+        max_src = aipp_config.integer(fields, "max_src_image_size", batch * height * width * 4)
         if max_src <= 0:
             raise AclError(_PARSE, f"metadata {METADATA_KEY}: max_src_image_size {max_src} must be positive")
-        data_index = len(names) + number
-        items.append(
-            AippInput(related, data_index, max_src, batch, height, width, channels, nhwc, dtype, names[related])
-        )
-    return DynamicAipp(tuple(items))
+        items.append(dataclasses.replace(item, data_index=len(names) + number, max_src_size=max_src))
+    return DeclaredAipp(tuple(items))
+
+
+def _gear_shapes(shapes: Sequence[tuple[int, ...]], gears: dynamic.Gears | None) -> list[tuple[tuple[int, ...], ...]]:
+    """The graph inputs' shapes on every gear (the declared ones when there are no gears)."""
+    if gears is None:
+        return [tuple(tuple(s) for s in shapes)]
+    return [gears.shapes(gear) for gear in gears.gears]
+
+
+# ----- static AIPP: the parameters an ATC config fixes -----
+
+FORMAT_NAMES = {"YUV420SP_U8": YUV420SP_U8, "XRGB8888_U8": XRGB8888_U8, "RGB888_U8": RGB888_U8, "YUV400_U8": YUV400_U8}
+#: ATC's CSC defaults when a config switches CSC on and gives no matrix (BT.601 video range): YUV to RGB with
+#: input bias 16, 128, 128; from RGB, RGB to YUV with output bias 16, 128, 128.
+_CSC_FROM_YUV = ((298, 516, 0, 298, -100, -208, 298, 0, 409), (0, 0, 0), (16, 128, 128))
+_CSC_FROM_RGB = ((66, 129, 25, -38, -74, 112, 112, -94, -18), (16, 128, 128), (0, 0, 0))
+_MATRIX_KEYS = tuple(f"matrix_r{r}c{c}" for r in range(3) for c in range(3))
+
+
+def _values(fields: dict[str, str], keys: Sequence[str], default: Sequence[int]) -> tuple[int, ...]:
+    """A group of fields (a matrix, a bias): ATC's default for the group when none of them is given."""
+    if not any(key in fields for key in keys):
+        return tuple(default)
+    return tuple(aipp_config.integer(fields, key, 0) for key in keys)
+
+
+def static_params(fields: dict[str, str], item: AippInput, gears: dynamic.Gears | None) -> AippParams:
+    """One ``aipp_op`` block of ``aipp_mode: static`` as a one-image parameter set, checked as ATC checks it
+    against the model input ``item`` (``ACL_ERROR_PARSE_MODEL`` naming the first rule broken)."""
+    where = f"metadata {METADATA_KEY} (input {item.related})"
+    name = fields.get("input_format", "")
+    if name not in FORMAT_NAMES:
+        raise AclError(_PARSE, f"{where}: input_format {name!r}; openacl runs {', '.join(FORMAT_NAMES)}")
+    fmt = FORMAT_NAMES[name]
+    for unsupported in ("resize", "single_line_mode"):
+        if aipp_config.switch(fields, unsupported):
+            raise AclError(_PARSE, f"{where}: {unsupported} is not supported (an inference chip's AIPP has none)")
+    if aipp_config.number(fields, "padding_value", 0.0) != 0.0:
+        raise AclError(_PARSE, f"{where}: padding_value must be 0, the value AIPP pads with")
+    hw_gears = gears is not None and gears.kind is dynamic.Kind.HW and item.height < 0
+    crop, padding = aipp_config.switch(fields, "crop"), aipp_config.switch(fields, "padding")
+    src_w = aipp_config.integer(fields, "src_image_size_w", 0)
+    src_h = aipp_config.integer(fields, "src_image_size_h", 0)
+    if hw_gears and (crop or padding or src_w or src_h):
+        raise AclError(_PARSE, f"{where}: with dynamic_image_size the gear is the image: no crop, padding or size")
+    sides = ("top", "bottom", "left", "right")
+    pads = tuple(aipp_config.integer(fields, f"{side}_padding_size", 0) for side in sides) if padding else (0,) * 4
+    inner_w, inner_h = item.width - pads[2] - pads[3], item.height - pads[0] - pads[1]  # what a crop must yield
+    if not hw_gears:
+        src_w, src_h = src_w or inner_w, src_h or inner_h  # ATC: 0 is the model input's size
+    box = (
+        aipp_config.integer(fields, "load_start_pos_w", 0),
+        aipp_config.integer(fields, "load_start_pos_h", 0),
+        aipp_config.integer(fields, "crop_size_w", 0) or inner_w,  # ATC: 0 is the model input's size
+        aipp_config.integer(fields, "crop_size_h", 0) or inner_h,
+    )
+    if fmt == YUV420SP_U8:
+        matrix, output_bias, input_bias = _CSC_FROM_YUV
+    else:
+        matrix, output_bias, input_bias = _CSC_FROM_RGB
+    csc = aipp_config.switch(fields, "csc_switch")
+    part = BatchParams(
+        crop=int(crop),
+        padding=int(padding),
+        crop_box=box if crop else (0, 0, 0, 0),
+        pads=pads,  # type: ignore[arg-type]
+        mean=tuple(aipp_config.integer(fields, f"mean_chn_{i}", 0) for i in range(4)),  # type: ignore[arg-type]
+        min=_half([aipp_config.number(fields, f"min_chn_{i}", 0.0) for i in range(4)]),  # type: ignore[arg-type]
+        var_reci=_half([aipp_config.number(fields, f"var_reci_chn_{i}", 1.0) for i in range(4)]),  # type: ignore[arg-type]
+    )
+    params = AippParams(
+        1,
+        input_format=fmt,
+        csc=int(csc),
+        rbuv_swap=int(aipp_config.switch(fields, "rbuv_swap_switch")),
+        ax_swap=int(aipp_config.switch(fields, "ax_swap_switch")),
+        src_w=src_w,
+        src_h=src_h,
+        matrix=_values(fields, _MATRIX_KEYS, matrix),
+        output_bias=_values(fields, [f"output_bias_{i}" for i in range(3)], output_bias),  # type: ignore[arg-type]
+        input_bias=_values(fields, [f"input_bias_{i}" for i in range(3)], input_bias),  # type: ignore[arg-type]
+        batches=[part],
+    )
+    sizes = gears.gears if hw_gears else [(item.height, item.width)]  # type: ignore[union-attr]
+    for height, width in sizes:
+        shape = (1, height, width, item.channels) if item.nhwc else (1, item.channels, height, width)
+        one = dataclasses.replace(item, batch=1, height=height, width=width, max_src_size=1 << 62)
+        try:
+            check_for_input(static_run(params, shape, item.nhwc), one)
+        except AclError as exc:
+            raise AclError(_PARSE, f"{where}: {exc.detail}") from None
+    return params
+
+
+def static_run(params: AippParams, shape: tuple[int, ...], nhwc: bool) -> AippParams:
+    """A static AIPP's parameters for one execution on the model-input ``shape`` (its gear's): one part per
+    image, and with image-size gears the gear's height and width as the source's."""
+    batch, height, width, _ = _output_layout(shape, nhwc)
+    if params.src_w == 0:
+        params = dataclasses.replace(params, src_w=width, src_h=height)
+    return dataclasses.replace(params, batch_size=batch, batches=[params.batches[0]] * batch)
 
 
 # ----- the parameter set (aclmdlAIPP) -----
@@ -459,9 +585,11 @@ def _check_index(model, index: int) -> None:
 def aipp_type(model, index: int) -> tuple[int, int]:
     """``get_aipp_type``: (type, index of the attached AIPP data input or ACL_INVALID_NODE_INDEX)."""
     _check_index(model, index)
-    declared_aipp: DynamicAipp | None = model.aipp
+    declared_aipp: DeclaredAipp | None = model.aipp
     if declared_aipp is not None:
         item = declared_aipp.by_related(index)
+        if item is not None and item.static is not None:
+            return ACL_DATA_WITH_STATIC_AIPP, ACL_INVALID_NODE_INDEX
         if item is not None:
             return ACL_DATA_WITH_DYNAMIC_AIPP, item.data_index
         if declared_aipp.by_data_index(index) is not None:
@@ -469,48 +597,67 @@ def aipp_type(model, index: int) -> tuple[int, int]:
     return ACL_DATA_WITHOUT_AIPP, ACL_INVALID_NODE_INDEX
 
 
-def _io_dims(name: str, dims: list[int]) -> dict:
+def _io_dims(name: str, dims: Sequence[int]) -> dict:
     return {"name": name, "dimCount": len(dims), "dims": list(dims)}
 
 
+def _config_info(params: AippParams | None) -> dict:
+    """pyACL's configuration keys (it leaves out matrixR0C2, R2C0 and R2C1): a static AIPP's values, a dynamic
+    AIPP's zeros (CANN reports what the model file fixed, which for dynamic AIPP is nothing)."""
+    p = params if params is not None else AippParams(1, batches=[BatchParams(var_reci=(0.0,) * 4)])
+    part = p.batches[0]
+    m = p.matrix
+    return {
+        "inputFormat": p.input_format, "srcImageSizeW": p.src_w, "srcImageSizeH": p.src_h,
+        "cropSwitch": part.crop, "loadStartPosW": part.crop_box[0], "loadStartPosH": part.crop_box[1],
+        "cropSizeW": part.crop_box[2], "cropSizeH": part.crop_box[3],
+        "resizeSwitch": 0, "resizeOutputW": 0, "resizeOutputH": 0,
+        "paddingSwitch": part.padding, "topPaddingSize": part.pads[0], "bottomPaddingSize": part.pads[1],
+        "leftPaddingSize": part.pads[2], "rightPaddingSize": part.pads[3],
+        "cscSwitch": p.csc, "rbuvSwapSwitch": p.rbuv_swap, "axSwapSwitch": p.ax_swap, "singleLineMode": 0,
+        "matrixR0C0": m[0], "matrixR0C1": m[1], "matrixR1C0": m[3], "matrixR1C1": m[4], "matrixR1C2": m[5],
+        "matrixR2C2": m[8],
+        "outputBias0": p.output_bias[0], "outputBias1": p.output_bias[1], "outputBias2": p.output_bias[2],
+        "inputBias0": p.input_bias[0], "inputBias1": p.input_bias[1], "inputBias2": p.input_bias[2],
+        **{f"meanChn{i}": part.mean[i] for i in range(4)},
+        **{f"minChn{i}": float(part.min[i]) for i in range(4)},
+        **{f"varReciChn{i}": float(part.var_reci[i]) for i in range(4)},
+    }  # fmt: skip
+
+
 def first_aipp_info(model, index: int, acl_dtype: int) -> dict:
-    """``get_first_aipp_info``: a dynamic AIPP's configuration is all zeros until an execution sets it (CANN
-    reports what the model file fixed, which for dynamic AIPP is nothing); the dims are the model input's,
-    before AIPP (the source, ``max_src_image_size`` bytes) and after. No AIPP there: 145015, as GE answers."""
+    """``get_first_aipp_info``: the configuration the model fixed (a static AIPP's; zeros for a dynamic one),
+    and per gear (one entry without gears) the input's dims before AIPP (the source) and after. ``srcFormat``
+    and ``srcDatatype`` are the model input's own, before ATC made it take images. No AIPP there: 145015, as
+    GE answers."""
     _check_index(model, index)
     item = model.aipp.by_related(index) if model.aipp is not None else None
     if item is None:
         raise AclError(AclCode.ACL_ERROR_GE_AIPP_NOT_EXIST, f"model {model.id} input {index} has no AIPP configuration")
-    info: dict = dict.fromkeys(
-        ("cscSwitch", "matrixR0C0", "matrixR0C1", "matrixR1C0", "matrixR1C1", "matrixR1C2", "matrixR2C2",
-         "outputBias0", "outputBias1", "outputBias2", "inputBias0", "inputBias1", "inputBias2",
-         "rbuvSwapSwitch", "axSwapSwitch", "singleLineMode", "srcImageSizeW", "srcImageSizeH"),
-        0,
-    )  # fmt: skip  # the keys pyACL builds (it leaves out matrixR0C2, R2C0 and R2C1)
-    info.update(
-        srcFormat=1 if item.nhwc else 0,
-        srcDatatype=acl_dtype,
-        srcDimNum=4,
-        shapeCount=1,
-        inputFormat=0,
-        aippExtend=0,
-    )
-    for key in ("cropSwitch", "loadStartPosW", "loadStartPosH", "cropSizeW", "cropSizeH", "resizeSwitch",
-                "resizeOutputW", "resizeOutputH", "paddingSwitch", "leftPaddingSize", "rightPaddingSize",
-                "topPaddingSize", "bottomPaddingSize", "meanChn0", "meanChn1", "meanChn2", "meanChn3"):  # fmt: skip
-        info[key] = 0
-    for key in ("minChn0", "minChn1", "minChn2", "minChn3", "varReciChn0", "varReciChn1", "varReciChn2",
-                "varReciChn3"):  # fmt: skip
-        info[key] = 0.0
-    out_size = item.batch * item.height * item.width * item.channels * item.dtype.itemsize
-    info["outDims"] = [
-        {
-            "srcDims": _io_dims(item.name, item.dims),
-            "srcSize": item.max_src_size,
-            "aippOutdims": _io_dims(item.name, item.dims),
-            "aippOutSize": out_size,
-        }
-    ]
+    del acl_dtype  # the description's dtype is the source's (uint8) for a static AIPP; the model's own is wanted
+    info = _config_info(item.static)
+    info.update(srcFormat=1 if item.nhwc else 0, srcDatatype=int(acl_from_numpy(item.dtype)), srcDimNum=4)
+    info["aippExtend"] = 0
+    out_dims = []
+    if item.static is None:
+        out_size = item.batch * item.height * item.width * item.channels * item.dtype.itemsize
+        dims = _io_dims(item.name, item.dims)
+        out_dims.append({"srcDims": dims, "srcSize": item.max_src_size, "aippOutdims": dims, "aippOutSize": out_size})
+    else:
+        for shapes in _gear_shapes([desc.shape for desc in model.inputs], model.gears):
+            shape = shapes[item.related]
+            run = static_run(item.static, shape, item.nhwc)
+            src_dims = (run.batch_size, run.src_h, run.src_w, item.channels)
+            out_dims.append(
+                {
+                    "srcDims": _io_dims(item.name, src_dims),
+                    "srcSize": src_size(run),
+                    "aippOutdims": _io_dims(item.name, shape),
+                    "aippOutSize": math.prod(shape) * item.dtype.itemsize,
+                }
+            )
+    info["shapeCount"] = len(out_dims)
+    info["outDims"] = out_dims
     return info
 
 
@@ -576,24 +723,35 @@ class _Pending:
         return apply(self.params, self.source, self.item)
 
 
-def feeds(declared_aipp: DynamicAipp, inputs: list[DataBuffer]) -> dict[int, _Pending]:
-    """At ``execute``: the parameters from each AIPP data buffer (checked), a view of each image buffer."""
+def feeds(
+    declared_aipp: DeclaredAipp, inputs: list[DataBuffer], shapes: Sequence[tuple[int, ...]] | None = None
+) -> dict[int, _Pending]:
+    """At ``execute``: each AIPP's parameters (a dynamic one's from its data buffer, checked; a static one's
+    for the gear's ``shapes``, the graph inputs' on the gear being run) and a view of each image buffer."""
     out = {}
     for item in declared_aipp.inputs:
-        data = inputs[item.data_index]
-        if data.size < item.data_size:
-            raise AclError(_INVALID, f"AIPP data buffer of {data.size} bytes, the parameters take {item.data_size}")
-        raw = memory.read_bytes(data.addr, item.data_size)
-        if raw[0] == 0:
-            raise AclError(_INVALID, f"input {item.data_index} ({AIPP_INPUT_NAME}): set_input_aipp was never called")
-        params = decode(raw)
-        check_for_input(params, item)
+        if item.static is not None:
+            shape = shapes[item.related] if shapes is not None else tuple(item.dims)
+            params = static_run(item.static, shape, item.nhwc)
+        else:
+            params = _dynamic_params(item, inputs[item.data_index])
         source = inputs[item.related]
         need = src_size(params)
         if source.size < need:
             raise AclError(_INVALID, f"input {item.related}: {need} bytes of source images, buffer has {source.size}")
         out[item.related] = _Pending(item, params, memory.view_array(source.addr, (need,), np.dtype(np.uint8)))
     return out
+
+
+def _dynamic_params(item: AippInput, data: DataBuffer) -> AippParams:
+    if data.size < item.data_size:
+        raise AclError(_INVALID, f"AIPP data buffer of {data.size} bytes, the parameters take {item.data_size}")
+    raw = memory.read_bytes(data.addr, item.data_size)
+    if raw[0] == 0:
+        raise AclError(_INVALID, f"input {item.data_index} ({AIPP_INPUT_NAME}): set_input_aipp was never called")
+    params = decode(raw)
+    check_for_input(params, item)
+    return params
 
 
 def resolve(values: list) -> list:

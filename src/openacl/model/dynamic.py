@@ -8,7 +8,9 @@ dynamic dimensions are the inputs' symbolic ones (``-1`` in ``get_input_dims``),
 marks them with ``-1``:
 
 - batch: every dynamic input has exactly one symbolic dimension, its first (N);
-- image size: every dynamic input is 4-D (NCHW) with symbolic H and W and nothing else symbolic;
+- image size: every dynamic input is 4-D with symbolic H and W and nothing else symbolic: NCHW
+  (``[n, c, -1, -1]``) or NHWC (``[n, -1, -1, c]``), as the metadata key ``input_format`` (ATC's
+  ``--input_format``) says, or as the symbolic dims show when it says nothing;
 - dims: each gear gives one value per symbolic dimension, over all inputs in input order.
 
 Gear lists hold 2 to 100 gears of positive, distinct values, as ATC requires; anything else fails the load
@@ -37,6 +39,8 @@ from openacl.model.dataset import datasets
 from openacl.runtime import memory
 from openacl.runtime.buffers import DataBuffer, data_buffers
 
+LAYOUT_KEY = "input_format"  # metadata naming the inputs' layout, after ATC's --input_format
+LAYOUTS = ("NCHW", "NHWC", "ND", "NCDHW", "NDHWC")  # what ATC's --input_format takes
 GEAR_INPUT_NAME = "ascend_mbatch_shape_data"  # ACL_DYNAMIC_TENSOR_NAME
 GEAR_INPUT_DTYPE = np.dtype(np.int64)
 MIN_GEARS, MAX_GEARS = 2, 100  # ATC's limits on a gear list
@@ -114,6 +118,25 @@ def _dynamic_axes(shape: Shape) -> list[int]:
     return [axis for axis, dim in enumerate(shape) if dim < 0]
 
 
+def layout_of(metadata: dict[str, str]) -> str | None:
+    """The inputs' layout the metadata declares (``input_format``), None when it declares none."""
+    if LAYOUT_KEY not in metadata:
+        return None
+    layout = metadata[LAYOUT_KEY].strip().upper()
+    if layout not in LAYOUTS:
+        raise AclError(_PARSE, f"metadata {LAYOUT_KEY}={layout!r}: ATC takes {', '.join(LAYOUTS)}")
+    return layout
+
+
+def is_nhwc(layout: str | None, shape: Shape) -> bool:
+    """Whether a 4-D input is NHWC: as declared, else when its symbolic dims are H and W of NHWC."""
+    if len(shape) != 4:
+        return False
+    if layout is not None:
+        return layout == "NHWC"
+    return _dynamic_axes(shape) == [1, 2]
+
+
 # ----- declaring gears -----
 
 
@@ -138,7 +161,9 @@ def _parse_gear_list(kind: Kind, text: str) -> tuple[Gear, ...]:
     return gears
 
 
-def _check_inputs(kind: Kind, gears: tuple[Gear, ...], names: Sequence[str], shapes: Sequence[Shape]) -> None:
+def _check_inputs(
+    kind: Kind, gears: tuple[Gear, ...], names: Sequence[str], shapes: Sequence[Shape], layout: str | None
+) -> None:
     dynamic = [(name, shape) for name, shape in zip(names, shapes, strict=True) if _dynamic_axes(shape)]
     if not dynamic:
         raise AclError(_PARSE, f"metadata {kind.value}: no input has a symbolic (-1) dimension")
@@ -146,8 +171,12 @@ def _check_inputs(kind: Kind, gears: tuple[Gear, ...], names: Sequence[str], sha
         axes = _dynamic_axes(shape)
         if kind is Kind.BATCH and axes != [0]:
             raise AclError(_PARSE, f"{kind.value}: input {name!r} {list(shape)} must be dynamic in its first dim only")
-        if kind is Kind.HW and (len(shape) != 4 or axes != [2, 3]):
-            raise AclError(_PARSE, f"{kind.value}: input {name!r} {list(shape)} must be NCHW, dynamic in H and W only")
+        if kind is Kind.HW and (len(shape) != 4 or axes != ([1, 2] if is_nhwc(layout, shape) else [2, 3])):
+            raise AclError(
+                _PARSE,
+                f"{kind.value}: input {name!r} {list(shape)} must be dynamic in H and W only: NCHW [n, c, -1, -1] "
+                f"or NHWC [n, -1, -1, c] (metadata {LAYOUT_KEY}: {layout or 'not given'})",
+            )
     if kind is Kind.HW and len(gears[0]) != 2:
         raise AclError(_PARSE, f"{kind.value}: each gear is one height and one width")
     if kind is Kind.DIMS:
@@ -165,7 +194,7 @@ def declared(metadata: dict[str, str], names: Sequence[str], shapes: Sequence[Sh
         raise AclError(_PARSE, f"metadata declares {' and '.join(k.value for k in kinds)}: ATC allows only one")
     kind = kinds[0]
     gears = _parse_gear_list(kind, metadata[kind.value])
-    _check_inputs(kind, gears, names, shapes)
+    _check_inputs(kind, gears, names, shapes, layout_of(metadata))
     return Gears(kind, gears, tuple(tuple(s) for s in shapes))
 
 
@@ -335,6 +364,11 @@ def set_full_dims(model, dataset: int, index: int, dims: Sequence[int]) -> None:
 def input_range(shape: Shape, gears: Gears | None, input_index: int) -> list[list[int]]:
     """``get_input_dims_range``: fixed dims ``[d, d]``; a gear dim spans its gears; a free one ``[1, -1]``."""
     if gears is not None and input_index < len(gears.input_shapes):
+        # Each -1 of the described shape, in order, spans the gears of the graph input's -1 dims, in order: the
+        # same dims, or a static AIPP's NHWC source of an NCHW input (N, then H and W in both).
+        declared_shape = gears.input_shapes[input_index]
         per_gear = [gears.shapes(gear)[input_index] for gear in gears.gears]
-        return [[min(column), max(column)] for column in zip(*per_gear, strict=True)]
+        columns = zip(*per_gear, strict=True)
+        spans = iter([[min(c), max(c)] for c, d in zip(columns, declared_shape, strict=True) if d < 0])
+        return [next(spans, [1, -1]) if d < 0 else [d, d] for d in shape]
     return [[d, d] if d >= 0 else [1, -1] for d in shape]

@@ -104,7 +104,7 @@ def prepare(model: Model, input_dataset: int, output_dataset: int) -> tuple[list
     gear = _gear(model, inputs)
     gear_shapes = model.gears.shapes(gear) if model.gears is not None and gear is not None else None
     feeds: list = []
-    aipp_feeds = aipp.feeds(model.aipp, inputs) if model.aipp is not None else {}
+    aipp_feeds = aipp.feeds(model.aipp, inputs, gear_shapes) if model.aipp is not None else {}
     for index, (desc, buffer) in enumerate(zip(model.inputs, inputs, strict=False)):
         if index in aipp_feeds:  # raw image bytes, turned into the model's input when it runs
             feeds.append(aipp_feeds[index])

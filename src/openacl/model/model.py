@@ -54,7 +54,7 @@ class TensorDesc:
     shape: tuple[int, ...]
     format: int = AclFormat.ACL_FORMAT_ND
     largest_shape: tuple[int, ...] | None = None  # a gear model's dynamic input: its largest gear's shape
-    byte_size: int | None = None  # a dynamic-AIPP input: the bytes of its largest source image (openacl.model.aipp)
+    byte_size: int | None = None  # an AIPP input: the bytes of its largest source image (openacl.model.aipp)
 
     @functools.cached_property
     def is_static(self) -> bool:
@@ -197,12 +197,18 @@ class Model:
         self._input_names = [desc.name for desc in self.inputs]
         self._output_names = [desc.name for desc in self.outputs]
         metadata = {prop.key: prop.value for prop in proto.metadata_props}
+        layout = dynamic.layout_of(metadata)
+        nhwc = int(AclFormat.ACL_FORMAT_NHWC)
+        self.inputs = tuple(  # ATC's --input_format, or NHWC image-size gears, make a 4-D input NHWC
+            dataclasses.replace(desc, format=nhwc) if dynamic.is_nhwc(layout, desc.shape) else desc
+            for desc in self.inputs
+        )
         self.gears = dynamic.declared(metadata, self._input_names, [desc.shape for desc in self.inputs])
         self.gear_outputs = self._gear_output_shapes() if self.gears is not None else {}
         #: What pyACL's description reports: the graph's inputs plus, for a gear model, the gear input.
         self.acl_inputs, self.acl_outputs = self._described()
         shapes, dtypes = [d.shape for d in self.inputs], [d.dtype for d in self.inputs]
-        self.aipp = aipp.declared(metadata, self._input_names, shapes, self.gears is not None, dtypes)
+        self.aipp = aipp.declared(metadata, self._input_names, shapes, self.gears, dtypes)
         if self.aipp is not None:
             self.acl_inputs = self._with_aipp_inputs()
         self._observed = None
@@ -250,13 +256,21 @@ class Model:
         return (*inputs, gear_input), tuple(outputs)
 
     def _with_aipp_inputs(self) -> tuple[TensorDesc, ...]:
-        """A dynamic-AIPP model's inputs: each AIPP'd input sized for its largest source image (uint8, as the
-        caller fills it), then one ``ascend_dynamic_aipp_data`` input per AIPP (see ``openacl.model.aipp``)."""
+        """An AIPP model's inputs: each AIPP'd input takes the raw images (uint8, as the caller fills it), sized
+        for its largest source; a static AIPP's is described as CANN does, NHWC of the source image's height
+        and width; after the inputs, one ``ascend_dynamic_aipp_data`` input per dynamic AIPP (see
+        ``openacl.model.aipp``)."""
         assert self.aipp is not None
         inputs = list(self.acl_inputs)
+        extra = []
         for item in self.aipp.inputs:
-            inputs[item.related] = dataclasses.replace(inputs[item.related], byte_size=item.max_src_size)
-        extra = [TensorDesc(aipp.AIPP_INPUT_NAME, np.dtype(np.uint8), (item.data_size,)) for item in self.aipp.inputs]
+            desc = dataclasses.replace(inputs[item.related], byte_size=item.max_src_size)
+            if item.static is not None:
+                nhwc = int(AclFormat.ACL_FORMAT_NHWC)
+                desc = dataclasses.replace(desc, dtype=np.dtype(np.uint8), shape=item.src_dims, format=nhwc)
+            else:
+                extra.append(TensorDesc(aipp.AIPP_INPUT_NAME, np.dtype(np.uint8), (item.data_size,)))
+            inputs[item.related] = desc
         return (*inputs, *extra)
 
     def select_gear(self, gear: tuple[int, ...]) -> None:
