@@ -141,7 +141,7 @@ def readable_text(graph: Graph) -> str:
 
 
 def subgraphs(graph: Graph) -> list[Graph]:
-    """Every graph nested in ``graph``'s nodes (If branches), depth first."""
+    """Every graph nested in ``graph``'s nodes (If branches), depth first, then those added as a whole."""
     found: list[Graph] = []
     for node in graph.nodes:
         for value in node.attrs.values():
@@ -149,4 +149,7 @@ def subgraphs(graph: Graph) -> list[Graph]:
                 if isinstance(sub, Graph):
                     found.append(sub)
                     found.extend(subgraphs(sub))
+    for sub in graph.subgraphs:
+        found.append(sub)
+        found.extend(subgraphs(sub))
     return found
