@@ -520,7 +520,7 @@ class Graph:
             attrs = node.attrs
             shape = tuple(-1 if d is None else d for d in attrs["shape"] or ())
             return PortDesc(shape, attrs.get("format", FORMAT_ND), dtypes.ge_from_numpy(attrs["dtype"]))
-        if node.type == _ops.CONST and side == "output":
+        if node.type == _ops.CONST and side == "output" and "value" in node.attrs:
             value = node.attrs["value"]
             return PortDesc(tuple(value.shape), FORMAT_ND, dtypes.ge_from_numpy(value.dtype))
         if side == "input" and ports[index] != UNCONNECTED:
@@ -576,6 +576,13 @@ class Graph:
 
     def __repr__(self) -> str:
         return f"Graph({self.name!r}, {len(self.nodes)} nodes, outputs={self.outputs})"
+
+    def _adopt(self, node: Node) -> None:
+        """Append a node made elsewhere (a graph read from a file), keeping this graph's name rules."""
+        self._claim(node.name, node.outputs)
+        self.nodes.append(node)
+        if node.type == _ops.VARIABLE:
+            self._variables[node.name] = Tensor(node.outputs[0], self)
 
     def _add(self, name: str, kind: str, inputs: list[str], attrs: dict[str, Any]) -> Tensor:
         self._claim(name, [name])

@@ -12,7 +12,9 @@ from openacl.gepy._handle import OpaqueHandle
 from openacl.gepy.graph._attr import engine_value
 from openacl.gepy.graph.node import Node
 from openacl.graph_engine import graph_dump
+from openacl.graph_engine.air import codec as air
 from openacl.graph_engine.graph import Graph as EngineGraph
+from openacl.log import get_logger
 
 __all__ = ["DumpFormat", "Graph"]
 
@@ -22,6 +24,8 @@ class DumpFormat(enum.Enum):
     kTxt = 1
     kReadable = 2
 
+
+log = get_logger("ge")
 
 _KINDS = {DumpFormat.kOnnx: graph_dump.ONNX, DumpFormat.kTxt: graph_dump.TXT, DumpFormat.kReadable: graph_dump.READABLE}
 
@@ -163,6 +167,26 @@ class Graph:
         if format == DumpFormat.kTxt:
             return graph_dump.proto_text(self._graph)
         return graph_dump.readable_text(self._graph)
+
+    def save_to_air(self, file_path: str) -> None:
+        """Write the graph as an AIR file: GE's graph protobuf (``ge.proto.ModelDef``), which GE loads."""
+        if not isinstance(file_path, str):
+            raise TypeError("file_path must be a string")
+        try:
+            air.save(self._graph, file_path)
+        except (OSError, ValueError, KeyError) as exc:
+            log.error("save_to_air %r: %s", file_path, exc)
+            raise RuntimeError("Failed to save graph to AIR format") from None
+
+    def load_from_air(self, file_path: str) -> None:
+        """This graph becomes the one in the AIR file (its name too), as GE's ``Graph::LoadFromFile`` does."""
+        if not isinstance(file_path, str):
+            raise TypeError("file_path must be a string")
+        try:
+            self._graph = air.load(file_path)
+        except (OSError, ValueError, KeyError) as exc:
+            log.error("load_from_air %r: %s", file_path, exc)
+            raise RuntimeError("Failed to load graph from AIR format") from None
 
     def __str__(self) -> str:
         return self.dump_to_stream()
