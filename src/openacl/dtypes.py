@@ -244,11 +244,19 @@ def numpy_from_acl(code: int) -> np.dtype:
     return _NUMPY_OF_ACL[AclDataType(code)]
 
 
+#: GE's ``DT_STRING``: held in numpy object arrays of ``str`` (ONNX ``STRING``); GE only, ACL sizes it 0.
+GE_STRING = 13
+_OBJECT = np.dtype(object)
+
+
 def ge_from_numpy(dtype: np.dtype | type) -> int:
     """GE's ``ge::DataType`` number of a numpy dtype; ``KeyError`` if GE-PY has none for it.
 
-    GE's numbers (``graph/types.h``) equal ACL's for every dtype numpy holds, so the ACL table serves both.
+    GE's numbers (``graph/types.h``) equal ACL's for every dtype numpy holds, so the ACL table serves both; an
+    object array is ``DT_STRING``.
     """
+    if np.dtype(dtype) == _OBJECT:
+        return GE_STRING
     code = _ACL_OF_NUMPY.get(np.dtype(dtype))
     if code is None:
         raise KeyError(f"numpy dtype {np.dtype(dtype)} has no GE data type")
@@ -256,7 +264,10 @@ def ge_from_numpy(dtype: np.dtype | type) -> int:
 
 
 def numpy_from_ge(code: int) -> np.dtype:
-    """The numpy dtype of a GE ``ge::DataType`` number; ``KeyError`` if numpy has none (BF16, DT_STRING, ...)."""
+    """The numpy dtype of a GE ``ge::DataType`` number (``object`` for DT_STRING); ``KeyError`` if numpy has none
+    (BF16, ...)."""
+    if code == GE_STRING:
+        return _OBJECT
     try:
         return _NUMPY_OF_ACL[AclDataType(code)]
     except ValueError:
@@ -284,7 +295,10 @@ def proto_name(code: int) -> str:
 
 
 def onnx_from_numpy(dtype: np.dtype | type) -> int:
-    """The ONNX ``TensorProto`` element type of a numpy dtype; ``KeyError`` if ONNX has none."""
+    """The ONNX ``TensorProto`` element type of a numpy dtype (``STRING`` for an object array); ``KeyError`` if ONNX
+    has none."""
+    if np.dtype(dtype) == _OBJECT:
+        return ONNX_STRING
     return _ONNX_OF_NUMPY[np.dtype(dtype)]
 
 

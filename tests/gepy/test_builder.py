@@ -156,3 +156,20 @@ def test_fractal_nz_is_refused_when_built():
     b.set_graph_output(y, 0)
     with pytest.raises(GeError, match=r"FORMAT_FRACTAL_NZ \(29\), an Ascend storage layout"):
         run(b.build_and_reset(), Tensor([0.0] * 256, None, DataType.DT_FLOAT, Format.FORMAT_ND, [16, 16]))
+
+
+def test_string_inputs_are_declared_as_ge_declares_them(tmp_path):
+    """DT_STRING Data nodes (numpy object arrays, ONNX STRING) can be declared, described and saved; a ge Tensor
+    of strings cannot be made, as in GE-PY."""
+    b = GraphBuilder()
+    s = b.create_input(0, data_type=DataType.DT_STRING, shape=[2])
+    x = b.create_input(1, shape=[1])
+    x.set_data_type(DataType.DT_STRING)
+    graph = b.build_and_reset([s, x])
+    descs = [n.get_output_desc(0) for n in graph.get_all_nodes()]
+    assert [d.get_data_type() for d in descs] == [DataType.DT_STRING, DataType.DT_STRING]
+    graph.save_to_air(str(tmp_path / "s.air"))
+    with pytest.raises(RuntimeError, match="Failed to create Tensor with data type"):
+        Tensor([1.0], data_type=DataType.DT_STRING, shape=[1])
+    with pytest.raises(RuntimeError, match="Failed to set datatype 13"):
+        Tensor([1.0], shape=[1]).set_data_type(DataType.DT_STRING)

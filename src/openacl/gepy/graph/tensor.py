@@ -146,7 +146,7 @@ class Tensor:
             raise TypeError("Data_type must be a DataType")
         if self._array is not None:
             try:
-                self._array = self._array.astype(dtypes.numpy_from_ge(data_type))
+                self._array = self._array.astype(_numeric(data_type))
             except KeyError:
                 raise RuntimeError(f"Failed to set datatype {data_type}") from None
         self._data_type = data_type
@@ -285,11 +285,19 @@ def _from_list(data: Any, data_type: DataType, dims: tuple[int, ...]) -> np.ndar
     return np.array(values, dtype=dtypes.numpy_from_ge(data_type)).reshape(dims)
 
 
+def _numeric(data_type: DataType) -> np.dtype:
+    """The numpy dtype of a data type whose values are numbers (bytes on disk); KeyError for DT_STRING too."""
+    dtype = dtypes.numpy_from_ge(data_type)
+    if dtype.kind == "O":
+        raise KeyError(data_type)
+    return dtype
+
+
 def _from_file(path: str, data_type: DataType, dims: tuple[int, ...]) -> np.ndarray:
     if not isinstance(path, str):
         raise TypeError("file_path must be a str")
     try:
-        dtype = dtypes.numpy_from_ge(data_type)
+        dtype = _numeric(data_type)
     except KeyError:
         raise RuntimeError(f"Failed to create Tensor with data type: {data_type}") from None
     need = math.prod(dims) * dtype.itemsize
