@@ -141,6 +141,14 @@ def test_port_attributes_and_builder_tensor_attributes():
         node.get_output_attr("a", "0")
 
 
+def test_regression_const_value_attribute_was_an_ndarray():
+    """GE-PY gives a Const's value as a ge Tensor; openacl handed out its internal ndarray."""
+    b = GraphBuilder()
+    node = b.build_and_reset([b.create_const_int64([3], shape=[1])]).get_all_nodes()[0]
+    value = node.get_attr("value")
+    assert isinstance(value, Tensor) and (value.get_data(), value.get_data_type()) == ([3], DataType.DT_INT64)
+
+
 def test_const_value_attribute_is_a_ge_tensor_and_node_attribute_messages():
     b = GraphBuilder()
     c = b.create_const_float([1.0, 2.0])

@@ -19,8 +19,9 @@ def test_positional_form_of_the_examples():
     np.testing.assert_array_equal(np.asarray(t), np.arange(1, 7, dtype=np.float32).reshape(2, 3))
 
 
-def test_str_is_ge_pys_four_line_block():
-    """Today's GE-PY ends the first three lines with "," (releases before mid-2026 printed ", ")."""
+def test_regression_tensor_str_kept_the_trailing_spaces():
+    """GE-PY's four-line block: today's GE-PY ends the first three lines with "," (releases before mid-2026
+    printed ", ", which openacl kept)."""
     t = Tensor([2.0] * 6, None, DataType.DT_FLOAT, Format.FORMAT_ND, [2, 3])
     assert str(t) == (
         "\n        Tensor format is 2,\n        data_type is 0,\n        shape is [2, 3],"
