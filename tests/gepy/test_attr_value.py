@@ -83,3 +83,14 @@ def test_attr_scope_refuses_what_ge_cannot_type():
         c = b.create_const_float(1.0)
     node = c._get_node_snapshot()
     assert node.get_attr("_tag") == "t" and node.get_attr("_n") == [1, 2]
+
+
+def test_scope_attributes_are_stored_as_ge_types_them(tmp_path):
+    """A Tensor in an attr_scope reaches the node as data (so the graph saves to AIR), a float in 32 bits."""
+    b = GraphBuilder()
+    with attr_scope({"_t": Tensor([1, 2], data_type=DataType.DT_INT32, shape=[2]), "_f": 0.1}):
+        c = b.create_const_float(1.0)
+    graph = b.build_and_reset([c])
+    node = graph.get_all_nodes()[0]
+    assert node.get_attr("_t").get_data() == [1, 2] and node.get_attr("_f") == float(np.float32(0.1))
+    graph.save_to_air(str(tmp_path / "g.air"))

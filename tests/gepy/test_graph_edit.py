@@ -34,6 +34,9 @@ def test_data_edges_need_an_existing_free_input():
         g.add_data_edge(n["x"], 0, n["Relu_1"], 0)  # already connected
     g.remove_edge(n["x"], 0, n["Relu_1"], 0)
     assert n["Relu_1"].get_inputs_size() == 1
+    with pytest.raises(RuntimeError, match="Input 0 of Node Relu_1 is not connected"):
+        n["Relu_1"].get_in_data_nodes_and_port_indexes(0)
+    assert n["x"].get_out_data_nodes_and_port_indexes(0) == []
     with pytest.raises(RuntimeError, match="Failed to remove edge from Node x, Port Index 0 to Node Relu_1"):
         g.remove_edge(n["x"], 0, n["Relu_1"], 0)
     g.add_data_edge(n["x"], 0, n["Relu_1"], 0)

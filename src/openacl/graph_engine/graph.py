@@ -22,7 +22,7 @@ from onnx import numpy_helper
 from openacl import dtypes
 from openacl.graph_engine import _ir, _ops
 
-__all__ = ["DEFAULT_OPSET", "GE_DOMAIN", "Graph", "Node", "PortDesc", "Tensor"]
+__all__ = ["DEFAULT_OPSET", "DT_FLOAT", "FORMAT_ND", "GE_DOMAIN", "UNCONNECTED", "Graph", "Node", "PortDesc", "Tensor"]
 
 #: The ONNX domain of GE's own node types in a model read by :meth:`Graph.from_onnx`.
 GE_DOMAIN = _ops.GE_DOMAIN

@@ -11,7 +11,7 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-from openacl.gepy.graph._attr import attr_value_of
+from openacl.gepy.graph._attr import engine_value
 
 __all__ = ["attr_scope", "control_dependency_scope", "current_attrs", "current_controls"]
 
@@ -30,10 +30,9 @@ def _stack(name: str) -> list[Any]:
 def attr_scope(attrs: dict[str, Any]) -> Iterator[None]:
     if not isinstance(attrs, dict) or not all(isinstance(k, str) for k in attrs):
         raise TypeError("attr_scope takes a dict of str to attribute values")
-    for value in attrs.values():
-        attr_value_of(value)  # ValueError for a value GE cannot type
+    typed = {key: engine_value(value) for key, value in attrs.items()}  # ValueError for a value GE cannot type
     stack = _stack("attrs")
-    stack.append(dict(attrs))
+    stack.append(typed)
     try:
         yield
     finally:

@@ -12,9 +12,9 @@ from openacl.gepy.graph._attr import engine_value
 from openacl.gepy.graph.tensor import Tensor
 from openacl.gepy.graph.tensor_desc import Shape, TensorDesc
 from openacl.gepy.graph.types import DataType, Format
+from openacl.graph_engine.graph import UNCONNECTED, PortDesc
 from openacl.graph_engine.graph import Graph as EngineGraph
 from openacl.graph_engine.graph import Node as EngineNode
-from openacl.graph_engine.graph import PortDesc
 
 __all__ = ["Node", "Operator"]
 
@@ -147,6 +147,8 @@ class Node:
         if not 0 <= in_index < len(self._node.inputs):
             raise RuntimeError(f"Node {self.name} has no input {in_index}")
         tensor = self._node.inputs[in_index]
+        if tensor == UNCONNECTED:
+            raise RuntimeError(f"Input {in_index} of Node {self.name} is not connected")
         producer = self._graph.producer(tensor)
         return Node._wrap(self._graph, producer), producer.outputs.index(tensor)
 
