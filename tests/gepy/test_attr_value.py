@@ -85,7 +85,7 @@ def test_attr_scope_refuses_what_ge_cannot_type():
     assert node.get_attr("_tag") == "t" and node.get_attr("_n") == [1, 2]
 
 
-def test_scope_attributes_are_stored_as_ge_types_them(tmp_path):
+def test_regression_attr_scope_stored_tensor_values_raw(tmp_path):
     """A Tensor in an attr_scope reaches the node as data (so the graph saves to AIR), a float in 32 bits."""
     b = GraphBuilder()
     with attr_scope({"_t": Tensor([1, 2], data_type=DataType.DT_INT32, shape=[2]), "_f": 0.1}):
