@@ -20,7 +20,7 @@ def test_saved_graph_loads_back_and_runs_the_same(tmp_path, initialized):
     loaded = Graph("other")
     loaded.load_from_air(str(path))
     assert loaded.name == "air_graph"
-    assert [n.name for n in loaded.get_all_nodes()] == ["input_0", "Relu_0", "Const_1", "Mul_2"]
+    assert [n.name for n in loaded.get_all_nodes()] == ["input_0", "Relu_0", "Const_1", "Mul_2", "NetOutput_air_graph"]
     session = Session()
     session.add_graph(1, loaded)
     [out] = session.run_graph(1, [Tensor([-1.0, 1.0, 2.0, -2.0], shape=[2, 2])])

@@ -70,19 +70,34 @@ def test_edge_argument_types():
             call()
 
 
-def test_remove_node_takes_its_edges_and_outputs_with_it(initialized):
+def test_the_graph_ends_with_ges_net_output_node_whose_inputs_are_the_outputs(initialized):
     from ge.session import Session
 
     g = built()
     n = nodes(g)
-    g.remove_node(n["Const_0"])
-    assert sorted(nodes(g)) == ["Relu_1", "x"]
+    net = n["NetOutput_g"]
+    assert net.type == "NetOutput" and net.get_inputs_size() == 2 and net.get_outputs_size() == 0
+    assert [net.get_in_data_nodes_and_port_indexes(i)[0].name for i in (0, 1)] == ["Relu_1", "Const_0"]
+    assert net.get_input_desc(1).get_data_type() == DataType.DT_INT64
+    g.remove_node(n["Const_0"])  # its NetOutput input is left unconnected, as in GE
+    assert sorted(nodes(g)) == ["NetOutput_g", "Relu_1", "x"]
     with pytest.raises(RuntimeError, match="Failed to remove Node Const_0"):
         g.remove_node(n["Const_0"])
     session = Session()
     session.add_graph(1, g)
-    [out] = session.run_graph(1, [Tensor([-1.0, 2.0, -3.0, 4.0, 5.0, -6.0], shape=[2, 3])])
-    np.testing.assert_array_equal(np.asarray(out), [[0, 2, 0], [4, 5, 0]])
+    x = Tensor([-1.0, 2.0, -3.0, 4.0, 5.0, -6.0], shape=[2, 3])
+    with pytest.raises(RuntimeError, match="graph output 1 is not connected"):
+        session.run_graph(1, [x])
+    g.add_data_edge(n["Relu_1"], 0, net, 1)  # editing NetOutput's inputs edits the outputs
+    session = Session()  # a session takes a Graph object once
+    session.add_graph(2, g)
+    out = session.run_graph(2, [x])
+    for tensor in out:
+        np.testing.assert_array_equal(np.asarray(tensor), [[0, 2, 0], [4, 5, 0]])
+    g.remove_node(net)
+    session = Session()
+    session.add_graph(3, g)
+    assert session.run_graph(3, [x]) == []
 
 
 def test_subgraphs_added_as_a_whole():

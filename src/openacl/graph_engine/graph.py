@@ -233,9 +233,29 @@ class Graph:
         self.nodes.append(Node(name, _ops.SAVE, self._names(tensors), []))
 
     def set_outputs(self, tensors: Sequence[TensorLike]) -> Graph:
-        """The graph's outputs, in the order ``run_graph`` returns them."""
+        """The graph's outputs, in the order ``run_graph`` returns them (a NetOutput node's inputs follow)."""
         self.outputs = self._names(tensors)
+        net = self.net_output()
+        if net is not None:
+            net.inputs = list(self.outputs)
         return self
+
+    def add_net_output(self) -> None:
+        """End the graph with GE's ``NetOutput_<graph name>`` node, whose inputs are the outputs.
+
+        Invariant (kept by :meth:`set_outputs` and the editing methods): while the node exists, ``outputs`` is
+        its inputs, an unconnected one included (a build then fails saying so)."""
+        name = f"{_ops.NET_OUTPUT}_{self.name}"
+        self._claim(name, [])
+        self.nodes.append(Node(name, _ops.NET_OUTPUT, list(self.outputs), []))
+
+    def net_output(self) -> Node | None:
+        return next((n for n in self.nodes if n.type == _ops.NET_OUTPUT), None)
+
+    def _sync_outputs(self) -> None:
+        net = self.net_output()
+        if net is not None:
+            self.outputs = list(net.inputs)
 
     def ge_op(
         self,
@@ -459,6 +479,7 @@ class Graph:
         if target.inputs[dst_port] != UNCONNECTED:
             raise ValueError(f"input {dst_port} of {dst!r} is already connected")
         target.inputs[dst_port] = source.outputs[src_port]
+        self._sync_outputs()
 
     def add_control_edge(self, src: str, dst: str) -> None:
         self.add_control(dst, [src])
@@ -477,6 +498,7 @@ class Graph:
         if target.inputs[dst_port] != source.outputs[src_port]:
             raise ValueError(f"no data edge {src!r}:{src_port} -> {dst!r}:{dst_port}")
         target.inputs[dst_port] = UNCONNECTED
+        self._sync_outputs()
 
     def remove_node(self, name: str) -> None:
         """Remove a node with its edges: inputs it fed become unconnected, graph outputs it made are dropped."""
@@ -488,8 +510,9 @@ class Graph:
         for other in self.nodes:
             other.inputs = [UNCONNECTED if t in gone else t for t in other.inputs]
             other.control = tuple(c for c in other.control if c != name)
-        self.outputs = [t for t in self.outputs if t not in gone]
+        self.outputs = [] if node.type == _ops.NET_OUTPUT else [t for t in self.outputs if t not in gone]
         self._variables = {k: v for k, v in self._variables.items() if v.name not in gone}
+        self._sync_outputs()
 
     def add_subgraph(self, subgraph: Graph) -> None:
         """``ValueError`` if a graph of that name is already nested here."""

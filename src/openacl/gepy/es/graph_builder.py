@@ -279,6 +279,10 @@ class GraphBuilder:
         if indexes != list(range(len(indexes))) or sorted(self._outputs) != list(range(len(self._outputs))):
             raise RuntimeError("Failed to build graph: input and output indexes must run 0, 1, 2, ...")
         self._graph.set_outputs([self._outputs[i]._engine_tensor() for i in sorted(self._outputs)])
+        try:
+            self._graph.add_net_output()  # GE's builder ends the graph with NetOutput_<graph name>
+        except ValueError as exc:  # a node of the user's already has that name
+            raise RuntimeError(f"Failed to build graph: {exc}") from None
         self._built = True
         return Graph._wrap(self._graph)
 

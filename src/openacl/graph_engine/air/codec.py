@@ -10,7 +10,8 @@ own file back rides in attributes whose names start with ``_openacl_`` (GE keeps
 are).
 
 Reading accepts what GE writes: a type of the op table becomes that op; any other type is kept as a GE node
-(a build of the graph then says the type is unknown); NetOutput gives the graph's outputs.
+(a build of the graph then says the type is unknown); a NetOutput node stays a node and gives the graph's
+outputs.
 """
 
 from __future__ import annotations
@@ -26,11 +27,11 @@ from openacl.atomicfile import replacing
 from openacl.graph_engine import _ops
 from openacl.graph_engine.air import schema
 from openacl.graph_engine.graph import UNCONNECTED, Graph, Node, PortDesc
-from openacl.graph_engine.graph_dump import subgraphs
+from openacl.graph_engine.graph_dump import subgraphs, with_net_output
 
 __all__ = ["NET_OUTPUT", "from_model_def", "load", "save", "to_model_def"]
 
-NET_OUTPUT = "NetOutput"
+NET_OUTPUT = _ops.NET_OUTPUT
 #: GE's dims of a tensor whose rank is unknown (a Data node whose shape the first run gives).
 UNKNOWN_RANK = (-2,)
 _GROUPS, _OUT_GROUPS, _DOMAIN = "_openacl_input_groups", "_openacl_output_groups", "_openacl_domain"
@@ -78,13 +79,24 @@ def _graph_def(graph: Graph, out: Any) -> None:
     ports = {t: f"{n.name}:{i}" for n in graph.nodes for i, t in enumerate(n.outputs)}
     out.output.extend(ports[t] for t in graph.outputs)
     _attrs(graph.attrs, out.attr)
-    for node in graph.nodes:
-        _op_def(graph, node, ports, out.op.add())
-    net = out.op.add(name=f"{NET_OUTPUT}_{graph.name}", type=NET_OUTPUT)
-    net.input.extend(ports[t] for t in graph.outputs)
-    for t in graph.outputs:
-        producer = graph.producer(t)
-        _desc(graph.port_desc(producer.name, "output", producer.outputs.index(t)), net.input_desc.add())
+    for node in with_net_output(graph):
+        if node.type == NET_OUTPUT:
+            _net_output_def(graph, node, ports, out.op.add())
+        else:
+            _op_def(graph, node, ports, out.op.add())
+
+
+def _net_output_def(graph: Graph, node: Node, ports: dict[str, str], out: Any) -> None:
+    """The NetOutput node: one input per graph output, each described as its producer's output."""
+    out.name, out.type = node.name, NET_OUTPUT
+    out.input.extend(ports.get(t, "") for t in node.inputs)
+    out.input.extend(f"{c}:-1" for c in node.control)
+    for t in node.inputs:
+        desc = PortDesc()
+        if t in ports:
+            producer = graph.producer(t)
+            desc = graph.port_desc(producer.name, "output", producer.outputs.index(t))
+        _desc(desc, out.input_desc.add())
 
 
 def _op_def(graph: Graph, node: Node, ports: dict[str, str], out: Any) -> None:
@@ -191,7 +203,6 @@ def _graph(graph_def: Any, graph_defs: dict[str, Any], made: dict[str, Graph]) -
     for op in graph_def.op:
         if op.type == NET_OUTPUT:
             outputs = [i for i in op.input if not i.endswith(":-1")]
-            continue
         nodes.append(_node(op, graph_defs, made))
     names = {f"{n.name}:{i}": t for n in nodes for i, t in enumerate(n.outputs)}
     for node in nodes:
@@ -207,7 +218,7 @@ def _node(op: Any, graph_defs: dict[str, Any], made: dict[str, Graph]) -> Node:
     attrs = {k: _value(v) for k, v in op.attr.items()}
     groups = tuple(attrs.pop(_GROUPS, ()))
     output_groups = tuple(attrs.pop(_OUT_GROUPS, ()))
-    domain = attrs.pop(_DOMAIN, "" if op.type in _ops.GE_TYPES else _ops.GE_DOMAIN)
+    domain = attrs.pop(_DOMAIN, "" if op.type in _ops.GE_TYPES or op.type == NET_OUTPUT else _ops.GE_DOMAIN)
     data_inputs = [ref for ref in op.input if not ref.endswith(":-1")]
     control = tuple(ref.rsplit(":", 1)[0] for ref in op.input if ref.endswith(":-1"))
     n_out = len(op.output_desc)
