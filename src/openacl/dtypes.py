@@ -95,6 +95,94 @@ FORMAT_NAMES: dict[int, str] = {
     33: "FRACTAL_Z_3D",
 }
 
+#: GE's ``ge::Format`` names in number order (``FORMAT_<name>`` = index, ``graph/types.h``): ``NCHW`` = 0 ...
+#: ``MAX`` = 53. GE's graph protobuf writes a tensor's format as this name (its ``layout``).
+GE_FORMATS: tuple[str, ...] = tuple(
+    [
+        "NCHW",
+        "NHWC",
+        "ND",
+        "NC1HWC0",
+        "FRACTAL_Z",
+        "NC1C0HWPAD",
+        "NHWC1C0",
+        "FSR_NCHW",
+        "FRACTAL_DECONV",
+        "C1HWNC0",
+        "FRACTAL_DECONV_TRANSPOSE",
+        "FRACTAL_DECONV_SP_STRIDE_TRANS",
+        "NC1HWC0_C04",
+        "FRACTAL_Z_C04",
+        "CHWN",
+        "FRACTAL_DECONV_SP_STRIDE8_TRANS",
+        "HWCN",
+        "NC1KHKWHWC0",
+        "BN_WEIGHT",
+        "FILTER_HWCK",
+        "HASHTABLE_LOOKUP_LOOKUPS",
+        "HASHTABLE_LOOKUP_KEYS",
+        "HASHTABLE_LOOKUP_VALUE",
+        "HASHTABLE_LOOKUP_OUTPUT",
+        "HASHTABLE_LOOKUP_HITS",
+        "C1HWNCoC0",
+        "MD",
+        "NDHWC",
+        "FRACTAL_ZZ",
+        "FRACTAL_NZ",
+        "NCDHW",
+        "DHWCN",
+        "NDC1HWC0",
+        "FRACTAL_Z_3D",
+        "CN",
+        "NC",
+        "DHWNC",
+        "FRACTAL_Z_3D_TRANSPOSE",
+        "FRACTAL_ZN_LSTM",
+        "FRACTAL_Z_G",
+        "RESERVED",
+        "ALL",
+        "NULL",
+        "ND_RNN_BIAS",
+        "FRACTAL_ZN_RNN",
+        "NYUV",
+        "NYUV_A",
+        "NCL",
+        "FRACTAL_Z_WINO",
+        "C1HWC0",
+        "FRACTAL_NZ_C0_16",
+        "FRACTAL_NZ_C0_32",
+        "END",
+        "MAX",
+    ]
+)
+
+#: ``ge::DataType`` -> ``ge.proto.DataType`` (GE's graph protobuf numbers them apart) for 0..12; 13..27 are equal,
+#: ``DT_UNDEFINED`` (28) is proto 0 and every type after it is one less in the protobuf.
+_GE_IR_OF_GE_LOW = {0: 1, 1: 2, 2: 3, 3: 7, 4: 4, 6: 5, 7: 6, 8: 9, 9: 8, 10: 10, 11: 12, 12: 11}
+_GE_OF_GE_IR_LOW = {ir: ge for ge, ir in _GE_IR_OF_GE_LOW.items()}
+_GE_UNDEFINED = 28
+
+
+def ge_ir_from_ge(code: int) -> int:
+    """The ``ge.proto.DataType`` number (GE's graph protobuf, AIR files) of a ``ge::DataType`` number."""
+    code = int(code)
+    if code in _GE_IR_OF_GE_LOW:
+        return _GE_IR_OF_GE_LOW[code]
+    if 13 <= code < _GE_UNDEFINED:
+        return code
+    return 0 if code == _GE_UNDEFINED else code - 1
+
+
+def ge_from_ge_ir(code: int) -> int:
+    """The inverse of :func:`ge_ir_from_ge`."""
+    code = int(code)
+    if code in _GE_OF_GE_IR_LOW:
+        return _GE_OF_GE_IR_LOW[code]
+    if 13 <= code < _GE_UNDEFINED:
+        return code
+    return _GE_UNDEFINED if code == 0 else code + 1
+
+
 _NUMPY_ACL_PROTO: list[tuple[np.dtype, AclDataType, ProtoDataType]] = [
     (np.dtype(np.float32), AclDataType.ACL_FLOAT, ProtoDataType.DT_FLOAT),
     (np.dtype(np.float16), AclDataType.ACL_FLOAT16, ProtoDataType.DT_FLOAT16),
@@ -157,11 +245,19 @@ def numpy_from_acl(code: int) -> np.dtype:
     return _NUMPY_OF_ACL[AclDataType(code)]
 
 
+#: GE's ``DT_STRING``: held in numpy object arrays of ``str`` (ONNX ``STRING``); GE only, ACL sizes it 0.
+GE_STRING = 13
+_OBJECT = np.dtype(object)
+
+
 def ge_from_numpy(dtype: np.dtype | type) -> int:
     """GE's ``ge::DataType`` number of a numpy dtype; ``KeyError`` if GE-PY has none for it.
 
-    GE's numbers (``graph/types.h``) equal ACL's for every dtype numpy holds, so the ACL table serves both.
+    GE's numbers (``graph/types.h``) equal ACL's for every dtype numpy holds, so the ACL table serves both; an
+    object array is ``DT_STRING``.
     """
+    if np.dtype(dtype) == _OBJECT:
+        return GE_STRING
     code = _ACL_OF_NUMPY.get(np.dtype(dtype))
     if code is None:
         raise KeyError(f"numpy dtype {np.dtype(dtype)} has no GE data type")
@@ -169,7 +265,10 @@ def ge_from_numpy(dtype: np.dtype | type) -> int:
 
 
 def numpy_from_ge(code: int) -> np.dtype:
-    """The numpy dtype of a GE ``ge::DataType`` number; ``KeyError`` if numpy has none (BF16, DT_STRING, ...)."""
+    """The numpy dtype of a GE ``ge::DataType`` number (``object`` for DT_STRING); ``KeyError`` if numpy has none
+    (BF16, ...)."""
+    if code == GE_STRING:
+        return _OBJECT
     try:
         return _NUMPY_OF_ACL[AclDataType(code)]
     except ValueError:
@@ -197,7 +296,10 @@ def proto_name(code: int) -> str:
 
 
 def onnx_from_numpy(dtype: np.dtype | type) -> int:
-    """The ONNX ``TensorProto`` element type of a numpy dtype; ``KeyError`` if ONNX has none."""
+    """The ONNX ``TensorProto`` element type of a numpy dtype (``STRING`` for an object array); ``KeyError`` if ONNX
+    has none."""
+    if np.dtype(dtype) == _OBJECT:
+        return ONNX_STRING
     return _ONNX_OF_NUMPY[np.dtype(dtype)]
 
 

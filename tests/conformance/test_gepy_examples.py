@@ -14,12 +14,13 @@ from tests.conformance.test_examples import ROOT, run
 
 PROGRAMS = ROOT / "tests" / "conformance" / "programs" / "gepy"
 
-# GE-PY's Tensor.__str__: four lines indented by eight spaces, each but the last ending in ", ".
+# GE-PY's Tensor.__str__: four lines indented by eight spaces, each but the last ending in "," (", " before
+# GE-PY's mid-2026 releases; both are read).
 _BLOCK = re.compile(
     r"Tensor(\d+)(?: details: |详情：)\n"
-    r" {8}Tensor format is (\d+), \n"
-    r" {8}data_type is (\d+), \n"
-    r" {8}shape is (\[[^\]]*\]), \n"
+    r" {8}Tensor format is (\d+), ?\n"
+    r" {8}data_type is (\d+), ?\n"
+    r" {8}shape is (\[[^\]]*\]), ?\n"
     r" {8}data is (.*)\n"
     r" {8}\n"
 )

@@ -30,7 +30,7 @@ def init_graph():
 
 
 def step_graph():
-    """w <- w * x; summaries of the old w (auto-named Summary_3: Mul_1, Assign_2 come first) and of w * x."""
+    """w <- w * x; summaries of the old w (auto-named Summary_2: Mul_0, Assign_1 come first) and of w * x."""
     b = GraphBuilder("step")
     x = b.create_input(0, name="x", data_type=DataType.DT_FLOAT, shape=[2])
     w = b.create_variable(0, "w")
@@ -69,9 +69,9 @@ def test_summary_then_save_once_per_run_with_ge_py_tensors():
     [out] = session.run_graph(2, [x_tensor()])
     assert out.get_data() == [3.0, 1.0]  # the Summary tensors are taken out of the outputs in train mode
     [(kind, gid, params)] = calls
-    assert (kind, gid) == ("Summary", 2) and sorted(params) == ["Summary_3", "new_w[:Tensor]"]
+    assert (kind, gid) == ("Summary", 2) and sorted(params) == ["Summary_2", "new_w[:Tensor]"]
     assert all(isinstance(t, Tensor) for t in params.values())
-    assert params["Summary_3"].get_data() == [1.0, 2.0] and params["new_w[:Tensor]"].get_data() == [3.0, 1.0]
+    assert params["Summary_2"].get_data() == [1.0, 2.0] and params["new_w[:Tensor]"].get_data() == [3.0, 1.0]
     [saved] = session.run_graph(3, [])  # a Save's variables are outputs too (GE's SavePass)
     assert saved.get_data() == [3.0, 1.0]
     assert [c[0] for c in calls] == ["Summary", "Save"]

@@ -42,7 +42,7 @@ def test_names_and_contents(tmp_path, monkeypatch):
 def test_stream_and_type_errors():
     g = graph()
     assert 'type: "Relu"' in g.dump_to_stream(DumpFormat.kTxt)
-    assert "Relu_1: Relu(x)" in str(g)
+    assert "Relu_0: Relu(x)" in str(g)
     with pytest.raises(TypeError):
         g.dump_to_file(format=1)
     with pytest.raises(TypeError):

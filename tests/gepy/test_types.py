@@ -36,6 +36,12 @@ def test_shape_and_desc():
         Shape((2, 3))
     desc = TensorDesc(Shape([4]), Format.FORMAT_NCHW, DataType.DT_INT8)
     assert desc.set_shape([5]).get_shape() == [5] and desc.origin_shape == [4]
-    assert repr(desc) == "TensorDesc(shape=[5], format=FORMAT_NCHW, data_type=DT_INT8)"
+    assert repr(desc) == "TensorDesc(shape=[5], format=0, data_type=2)"
     with pytest.raises(TypeError):
         TensorDesc(None, 2)
+
+
+def test_regression_tensor_desc_repr_named_the_enums():
+    """GE-PY prints a TensorDesc's format and data type as numbers (``format=2``); openacl printed the names."""
+    desc = TensorDesc(Shape([1, 2]), Format.FORMAT_ND, DataType.DT_FLOAT)
+    assert repr(desc) == "TensorDesc(shape=[1, 2], format=2, data_type=0)"

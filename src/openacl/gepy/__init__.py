@@ -21,4 +21,11 @@ SUBMODULES = (
     "es.tensor_holder",
     "es.tensor_like",
     "es.all",
+    "utils",
+    "utils.ge_utils",
+    "_capi",
+    "_capi.pyes_graph_builder_wrapper",
+    "_capi.pyge_utils_wrapper",
+    "graph._attr",
+    "graph.tensor",
 )

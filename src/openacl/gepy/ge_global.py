@@ -16,8 +16,10 @@ class GeApi:
     @classmethod
     def ge_initialize(cls, config: dict[str, str]) -> int:
         """``GEInitialize``: TypeError unless ``config`` is a non-empty dict of str to str."""
-        if not isinstance(config, dict) or not config:
-            raise TypeError("config must be a non-empty dict of str to str")
+        if not isinstance(config, dict):
+            raise TypeError("Ge init config must be a dictionary")
+        if not config:
+            raise TypeError("Ge init config must not be empty")
         _check_strings(config)
         with raising("GEInitialize"):
             state.ge_initialize(config)

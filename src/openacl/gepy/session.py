@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from openacl.gepy._handle import OpaqueHandle
 from openacl.gepy.allocator import Allocator
 from openacl.gepy.error import GeError, raising
 from openacl.gepy.graph.graph import Graph
@@ -24,6 +25,7 @@ class Session:
     """``Session(options=None)``: a GE session; options are GE's (``ge.graphRunMode`` "1" is train mode)."""
 
     __slots__ = ("__weakref__", "_session")
+    _handle = OpaqueHandle()
 
     def __init__(self, options: dict[str, str] | None = None) -> None:
         if options is not None and not isinstance(options, dict):
@@ -75,15 +77,15 @@ class Session:
     def register_external_allocator(self, stream: int, allocator: Allocator) -> None:
         """Output memory of ``run_graph_with_stream_async`` on ``stream`` comes from ``allocator``."""
         if not isinstance(stream, int):
-            raise TypeError("Stream must be an integer")
+            raise TypeError("stream must be an integer")
         if not isinstance(allocator, Allocator):
-            raise TypeError("allocator must be an Allocator")
+            raise TypeError("allocator must be an Allocator instance")
         with raising("RegisterExternalAllocator", stream=f"0x{stream:x}"):
             self._session.register_external_allocator(stream, allocator)
 
     def unregister_external_allocator(self, stream: int) -> None:
         if not isinstance(stream, int):
-            raise TypeError("Stream must be an integer")
+            raise TypeError("stream must be an integer")
         with raising("UnregisterExternalAllocator", stream=f"0x{stream:x}"):
             self._session.unregister_external_allocator(stream)
 

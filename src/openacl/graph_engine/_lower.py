@@ -248,8 +248,8 @@ class _Context:
                 for out in node.outputs:
                     rename[out] = _fresh(f"{prefix}/{out}", self.taken)
         for node in graph.nodes:
-            if node.type == _ops.DATA and not node.domain:
-                continue
+            if node.type in (_ops.DATA, _ops.NET_OUTPUT) and not node.domain:
+                continue  # Data reads the op's inputs; NetOutput's inputs are graph.outputs, made below
             copy = node.copy()
             copy.name = f"{prefix}/{node.name}"
             copy.inputs = [rename.get(i, i) for i in node.inputs]

@@ -20,6 +20,9 @@ VARIABLE = "Variable"
 ASSIGN = "Assign"
 SUMMARY = "Summary"
 SAVE = "Save"
+#: The node GE's graph builder ends a graph with (``NetOutput_<graph name>``): its inputs are the graph outputs.
+#: Not a record of the table: the compile passes drop it, and nothing lowers it.
+NET_OUTPUT = "NetOutput"
 
 #: GE's TransOps (``TransOpUtil``, GE ``base/common/op/transop_util.cc``), plus the ONNX spellings of the same
 #: layout-only operators. A checkpoint graph may hold these between its variables and its outputs.

@@ -22,7 +22,7 @@ from onnx import numpy_helper
 from openacl import dtypes
 from openacl.graph_engine import _ir, _ops
 
-__all__ = ["DEFAULT_OPSET", "GE_DOMAIN", "Graph", "Node", "Tensor"]
+__all__ = ["DEFAULT_OPSET", "DT_FLOAT", "FORMAT_ND", "GE_DOMAIN", "UNCONNECTED", "Graph", "Node", "PortDesc", "Tensor"]
 
 #: The ONNX domain of GE's own node types in a model read by :meth:`Graph.from_onnx`.
 GE_DOMAIN = _ops.GE_DOMAIN
@@ -61,6 +61,12 @@ class Node:
     output_groups: tuple[int, ...] = ()
     #: Names of the nodes this one runs after (control edges; onnxruntime orders by data alone).
     control: tuple[str, ...] = ()
+    #: Attributes of the node's input and output tensors (GE keeps them on the tensor descs), keyed
+    #: ("input" | "output", index); kept for inspection and dumps, lowering reads none.
+    port_attrs: dict[tuple[str, int], dict[str, Any]] = dataclasses.field(default_factory=dict)
+    #: Descs set on ports other than a Data node's (whose desc is its ``shape``/``dtype``/``format``), keyed as
+    #: ``port_attrs``; kept for inspection, lowering reads none.
+    port_descs: dict[tuple[str, int], PortDesc] = dataclasses.field(default_factory=dict)
 
     def copy(self) -> Node:
         return Node(
@@ -73,10 +79,27 @@ class Node:
             self.groups,
             self.output_groups,
             self.control,
+            {port: dict(attrs) for port, attrs in self.port_attrs.items()},
+            dict(self.port_descs),
         )
 
 
 TensorLike = Tensor | str
+
+#: GE's ``FORMAT_ND`` and ``DT_FLOAT``: the desc of a tensor nothing has described yet.
+FORMAT_ND, DT_FLOAT = 2, 0
+#: An input whose edge was removed (``Graph.remove_edge``/``remove_node``): building such a graph fails.
+UNCONNECTED = ""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class PortDesc:
+    """What GE's ``TensorDesc`` of one node input or output says: dims (-1 unknown), GE format and data type
+    numbers."""
+
+    shape: tuple[int, ...] = ()
+    format: int = FORMAT_ND
+    dtype: int = DT_FLOAT
 
 
 class Graph:
@@ -99,6 +122,8 @@ class Graph:
         self._tensors: set[str] = set()
         self._variables: dict[str, Tensor] = {}
         self._auto = 0
+        #: Graphs added to this one as a whole (GE ``Graph::AddSubGraph``), besides those held by its nodes.
+        self.subgraphs: list[Graph] = []
 
     # ----- building -----
 
@@ -211,9 +236,29 @@ class Graph:
         self.nodes.append(Node(name, _ops.SAVE, self._names(tensors), []))
 
     def set_outputs(self, tensors: Sequence[TensorLike]) -> Graph:
-        """The graph's outputs, in the order ``run_graph`` returns them."""
+        """The graph's outputs, in the order ``run_graph`` returns them (a NetOutput node's inputs follow)."""
         self.outputs = self._names(tensors)
+        net = self.net_output()
+        if net is not None:
+            net.inputs = list(self.outputs)
         return self
+
+    def add_net_output(self) -> None:
+        """End the graph with GE's ``NetOutput_<graph name>`` node, whose inputs are the outputs.
+
+        Invariant (kept by :meth:`set_outputs` and the editing methods): while the node exists, ``outputs`` is
+        its inputs, an unconnected one included (a build then fails saying so)."""
+        name = f"{_ops.NET_OUTPUT}_{self.name}"
+        self._claim(name, [])
+        self.nodes.append(Node(name, _ops.NET_OUTPUT, list(self.outputs), []))
+
+    def net_output(self) -> Node | None:
+        return next((n for n in self.nodes if n.type == _ops.NET_OUTPUT), None)
+
+    def _sync_outputs(self) -> None:
+        net = self.net_output()
+        if net is not None:
+            self.outputs = list(net.inputs)
 
     def ge_op(
         self,
@@ -426,6 +471,112 @@ class Graph:
             )
         )
 
+    # ----- editing (GE's Graph::AddDataEdge, RemoveEdge, RemoveNode, ...) -----
+
+    def add_data_edge(self, src: str, src_port: int, dst: str, dst_port: int) -> None:
+        """Output ``src_port`` of ``src`` feeds input ``dst_port`` of ``dst``, which must exist and be free
+        (``ValueError`` otherwise: GE's inputs are declared by the op, not made by edges)."""
+        source, target = self.node(src), self.node(dst)
+        if not 0 <= src_port < len(source.outputs) or not 0 <= dst_port < len(target.inputs):
+            raise ValueError(f"no output {src_port} of {src!r} or no input {dst_port} of {dst!r}")
+        if target.inputs[dst_port] != UNCONNECTED:
+            raise ValueError(f"input {dst_port} of {dst!r} is already connected")
+        target.inputs[dst_port] = source.outputs[src_port]
+        self._sync_outputs()
+
+    def add_control_edge(self, src: str, dst: str) -> None:
+        self.add_control(dst, [src])
+
+    def remove_edge(self, src: str, src_port: int, dst: str, dst_port: int) -> None:
+        """Remove a data edge, or with both ports -1 the control edge ``src`` -> ``dst``; ``ValueError`` if there
+        is no such edge."""
+        source, target = self.node(src), self.node(dst)
+        if src_port == -1 and dst_port == -1:
+            if src not in target.control:
+                raise ValueError(f"no control edge {src!r} -> {dst!r}")
+            target.control = tuple(c for c in target.control if c != src)
+            return
+        if not 0 <= src_port < len(source.outputs) or not 0 <= dst_port < len(target.inputs):
+            raise ValueError(f"no output {src_port} of {src!r} or no input {dst_port} of {dst!r}")
+        if target.inputs[dst_port] != source.outputs[src_port]:
+            raise ValueError(f"no data edge {src!r}:{src_port} -> {dst!r}:{dst_port}")
+        target.inputs[dst_port] = UNCONNECTED
+        self._sync_outputs()
+
+    def remove_node(self, name: str) -> None:
+        """Remove a node with its edges: inputs it fed become unconnected, graph outputs it made are dropped."""
+        node = self.node(name)
+        gone = set(node.outputs)
+        self.nodes.remove(node)
+        self._node_names.discard(name)
+        self._tensors.difference_update(gone)
+        for other in self.nodes:
+            other.inputs = [UNCONNECTED if t in gone else t for t in other.inputs]
+            other.control = tuple(c for c in other.control if c != name)
+        self.outputs = [] if node.type == _ops.NET_OUTPUT else [t for t in self.outputs if t not in gone]
+        self._variables = {k: v for k, v in self._variables.items() if v.name not in gone}
+        self._sync_outputs()
+
+    def add_subgraph(self, subgraph: Graph) -> None:
+        """``ValueError`` if a graph of that name is already nested here."""
+        from_nodes = [g.name for g in self.subgraphs] + [g.name for node in self.nodes for g in _graphs_of(node)]
+        if subgraph.name in from_nodes or subgraph is self:
+            raise ValueError(f"graph {self.name!r} already has a subgraph named {subgraph.name!r}")
+        self.subgraphs.append(subgraph)
+
+    def remove_subgraph(self, name: str) -> None:
+        """Remove a graph added by :meth:`add_subgraph`; ``KeyError`` if none has that name."""
+        for sub in self.subgraphs:
+            if sub.name == name:
+                self.subgraphs.remove(sub)
+                return
+        raise KeyError(f"graph {self.name!r} has no added subgraph {name!r}")
+
+    def port_desc(self, name: str, side: str, index: int) -> PortDesc:
+        """The desc of input/output ``index`` (``side`` "input" or "output") of node ``name``: a Data node's from
+        its attributes, a Const's from its value, a connected input's from its producer, else one set by
+        :meth:`set_port_desc`, else GE's empty desc. ``IndexError`` for a port the node lacks."""
+        node = self.node(name)
+        ports = node.inputs if side == "input" else node.outputs
+        if not 0 <= index < max(len(ports), 1 if node.type == _ops.DATA else 0):
+            raise IndexError(f"node {name!r} has no {side} {index}")
+        if (side, index) in node.port_descs:
+            return node.port_descs[side, index]
+        if node.type == _ops.DATA:
+            attrs = node.attrs
+            shape = tuple(-1 if d is None else d for d in attrs["shape"] or ())
+            return PortDesc(shape, attrs.get("format", FORMAT_ND), dtypes.ge_from_numpy(attrs["dtype"]))
+        if node.type == _ops.CONST and side == "output" and "value" in node.attrs:
+            value = node.attrs["value"]
+            return PortDesc(tuple(value.shape), FORMAT_ND, dtypes.ge_from_numpy(value.dtype))
+        if side == "input" and ports[index] != UNCONNECTED:
+            producer = self.producer(ports[index])
+            return self.port_desc(producer.name, "output", producer.outputs.index(ports[index]))
+        return PortDesc()
+
+    def set_port_desc(self, name: str, side: str, index: int, desc: PortDesc) -> None:
+        """Set a port's desc; on a Data node it is the input's declared shape, dtype and format (``ValueError`` for
+        a data type numpy cannot hold)."""
+        self.port_desc(name, side, index)  # IndexError for a missing port
+        node = self.node(name)
+        if node.type == _ops.DATA:
+            try:
+                dtype = dtypes.numpy_from_ge(desc.dtype)
+            except KeyError:
+                raise ValueError(f"Data {name!r}: GE data type {desc.dtype} has no CPU equivalent") from None
+            self.set_desc(node.outputs[0], dtype=dtype, shape=list(desc.shape), format=desc.format)
+            return
+        node.port_descs[side, index] = desc
+
+    def set_port_attr(self, name: str, side: str, index: int, key: str, value: Any) -> None:
+        self.port_desc(name, side, index)  # IndexError for a missing port
+        self.node(name).port_attrs.setdefault((side, index), {})[key] = value
+
+    def port_attr(self, name: str, side: str, index: int, key: str) -> Any:
+        """An attribute of a port; ``KeyError`` if it has none of that name, ``IndexError`` for a missing port."""
+        self.port_desc(name, side, index)
+        return self.node(name).port_attrs.get((side, index), {})[key]
+
     # ----- helpers -----
 
     def node(self, name: str) -> Node:
@@ -446,10 +597,18 @@ class Graph:
         other._tensors = set(self._tensors)
         other._variables = {k: Tensor(v.name, other) for k, v in self._variables.items()}
         other._auto = self._auto
+        other.subgraphs = list(self.subgraphs)
         return other
 
     def __repr__(self) -> str:
         return f"Graph({self.name!r}, {len(self.nodes)} nodes, outputs={self.outputs})"
+
+    def _adopt(self, node: Node) -> None:
+        """Append a node made elsewhere (a graph read from a file), keeping this graph's name rules."""
+        self._claim(node.name, node.outputs)
+        self.nodes.append(node)
+        if node.type == _ops.VARIABLE:
+            self._variables[node.name] = Tensor(node.outputs[0], self)
 
     def _add(self, name: str, kind: str, inputs: list[str], attrs: dict[str, Any]) -> Tensor:
         self._claim(name, [name])
@@ -486,15 +645,23 @@ class Graph:
         return names
 
     def new_name(self, kind: str) -> str:
-        """A fresh node name ``<kind>_<n>``; one counter per graph (GE's ES builder names nodes so)."""
+        """A fresh node name ``<kind>_<n>``, n from 0; one counter per graph (GE's ES builder names nodes so)."""
         return self._auto_name(kind)
 
     def _auto_name(self, kind: str) -> str:
         while True:
-            self._auto += 1
             name = f"{kind}_{self._auto}"
+            self._auto += 1
             if name not in self._node_names and name not in self._tensors:
                 return name
+
+
+def _graphs_of(node: Node) -> list[Graph]:
+    """The graphs a node holds as attributes (If/While branches)."""
+    found = []
+    for value in node.attrs.values():
+        found += [g for g in (value if isinstance(value, list) else [value]) if isinstance(g, Graph)]
+    return found
 
 
 def _checked_dtype(dtype: Any, what: str) -> np.dtype:

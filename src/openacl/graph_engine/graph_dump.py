@@ -21,9 +21,10 @@ from onnx import helper, numpy_helper
 
 from openacl import atfork
 from openacl.atomicfile import write_text
+from openacl.graph_engine._ops import NET_OUTPUT
 from openacl.graph_engine.graph import Graph, Node
 
-__all__ = ["dump_dir", "dump_to_file", "onnx_model", "proto_text", "readable_text"]
+__all__ = ["dump_dir", "dump_to_file", "onnx_model", "proto_text", "readable_text", "subgraphs", "with_net_output"]
 
 ONNX, TXT, READABLE = "onnx", "txt", "readable"
 _counter = itertools.count()
@@ -62,14 +63,13 @@ def onnx_model(graph: Graph) -> onnx.ModelProto:
 
 def _graph_proto(graph: Graph) -> onnx.GraphProto:
     nodes = []
-    for node in graph.nodes:
+    for node in with_net_output(graph):
         proto = helper.make_node(node.type, node.inputs, node.outputs, name=node.name)
         for key, value in sorted(node.attrs.items()):
             attr = _attribute(key, value)
             if attr is not None:
                 proto.attribute.append(attr)
         nodes.append(proto)
-    nodes.append(helper.make_node("NetOutput", list(graph.outputs), [], name=f"NetOutput_{graph.name}"))
     return helper.make_graph(nodes, graph.name, [], [])
 
 
@@ -96,7 +96,7 @@ def proto_text(graph: Graph) -> str:
     """GE ``ModelDef``-style text: one ``op`` block per node with its inputs (``node:port``) and attributes."""
     lines = [f'name: "{graph.name}"', "graph {", f'  name: "{graph.name}"']
     producers = {out: (node.name, i) for node in graph.nodes for i, out in enumerate(node.outputs)}
-    for node in [*graph.nodes, Node(f"NetOutput_{graph.name}", "NetOutput", list(graph.outputs), [])]:
+    for node in with_net_output(graph):
         lines += ["  op {", f'    name: "{node.name}"', f'    type: "{node.type}"']
         for tensor in node.inputs:
             source, port = producers.get(tensor, (tensor, 0))
@@ -129,19 +129,29 @@ def _attr_text(value: Any) -> str:
 def readable_text(graph: Graph) -> str:
     """One line per node: ``name: Type(inputs) -> outputs {attributes}``."""
     lines = [f"graph {graph.name}"]
-    for node in graph.nodes:
+    for node in with_net_output(graph):
+        if node.type == NET_OUTPUT:
+            lines.append(f"  {node.name}: {NET_OUTPUT}({', '.join(node.inputs)})")
+            continue
         attrs = {k: v for k, v in node.attrs.items() if not isinstance(v, np.ndarray)}
         shown = ", ".join(f"{k}={v.name if isinstance(v, Graph) else v}" for k, v in sorted(attrs.items()))
         lines.append(
             f"  {node.name}: {node.type}({', '.join(node.inputs)}) -> {', '.join(node.outputs)}"
             + (f" {{{shown}}}" if shown else "")
         )
-    lines.append(f"  NetOutput_{graph.name}: NetOutput({', '.join(graph.outputs)})")
     return "\n".join(lines) + "\n"
 
 
+def with_net_output(graph: Graph) -> list[Node]:
+    """The nodes, ending with the ``NetOutput_<graph>`` node GE's graphs have (made here when the graph has none:
+    one built in Python through openacl's own API)."""
+    if graph.net_output() is not None:
+        return list(graph.nodes)
+    return [*graph.nodes, Node(f"{NET_OUTPUT}_{graph.name}", NET_OUTPUT, list(graph.outputs), [])]
+
+
 def subgraphs(graph: Graph) -> list[Graph]:
-    """Every graph nested in ``graph``'s nodes (If branches), depth first."""
+    """Every graph nested in ``graph``'s nodes (If branches), depth first, then those added as a whole."""
     found: list[Graph] = []
     for node in graph.nodes:
         for value in node.attrs.values():
@@ -149,4 +159,7 @@ def subgraphs(graph: Graph) -> list[Graph]:
                 if isinstance(sub, Graph):
                     found.append(sub)
                     found.extend(subgraphs(sub))
+    for sub in graph.subgraphs:
+        found.append(sub)
+        found.extend(subgraphs(sub))
     return found

@@ -87,6 +87,7 @@ def compile_graph(graph: Graph) -> CompiledGraph:
     """Check a snapshot of ``graph`` and run the passes on it; the user's graph is left as it is."""
     g = graph.copy()
     data = _check(g)
+    g.nodes = [n for n in g.nodes if n.type != _ops.NET_OUTPUT]  # its inputs are g.outputs already
     user_outputs = len(g.outputs)
     ref_pass(g)
     save_variables = save_pass(g)
@@ -285,7 +286,9 @@ def _check(graph: Graph) -> list[Node]:
             if ref.name in assigned:
                 raise GeError(GeStatus.PARAM_INVALID, f"variable {ref.name!r} is assigned more than once")
             assigned.add(ref.name)
-    for tensor in graph.outputs:
+    for index, tensor in enumerate(graph.outputs):
+        if not tensor:
+            raise GeError(GeStatus.PARAM_INVALID, f"graph output {index} is not connected")
         if tensor not in producers:
             raise GeError(GeStatus.PARAM_INVALID, f"graph output {tensor!r} is produced by no node")
     return data

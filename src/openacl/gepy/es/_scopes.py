@@ -11,9 +11,7 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-import numpy as np
-
-from openacl import dtypes
+from openacl.gepy.graph._attr import engine_value
 
 __all__ = ["attr_scope", "control_dependency_scope", "current_attrs", "current_controls"]
 
@@ -32,10 +30,9 @@ def _stack(name: str) -> list[Any]:
 def attr_scope(attrs: dict[str, Any]) -> Iterator[None]:
     if not isinstance(attrs, dict) or not all(isinstance(k, str) for k in attrs):
         raise TypeError("attr_scope takes a dict of str to attribute values")
-    for value in attrs.values():
-        _check_attr_value(value)
+    typed = {key: engine_value(value) for key, value in attrs.items()}  # ValueError for a value GE cannot type
     stack = _stack("attrs")
-    stack.append(dict(attrs))
+    stack.append(typed)
     try:
         yield
     finally:
@@ -63,16 +60,3 @@ def current_attrs() -> dict[str, Any]:
 
 def current_controls() -> list[Any]:
     return [t for tensors in _stack("controls") for t in tensors]
-
-
-def _check_attr_value(value: Any) -> None:
-    """GE-PY maps str, float, bool, DataType, Tensor, int and non-empty lists of them; anything else is ValueError."""
-    if isinstance(value, list):
-        if not value:
-            raise ValueError("an attribute value cannot be an empty list")
-        for item in value:
-            _check_attr_value(item)
-    elif not isinstance(value, str | float | bool | int) and not hasattr(value, "__array__"):
-        raise ValueError(f"unsupported attribute value type {type(value).__name__}")
-    elif isinstance(value, int) and not isinstance(value, bool):
-        dtypes.check_ints([value], np.int64)  # GE's int attributes are int64

@@ -15,6 +15,7 @@ import numpy as np
 
 from openacl import dtypes
 from openacl.errors import GeError as EngineError
+from openacl.gepy._handle import OpaqueHandle
 from openacl.gepy.error import from_engine
 from openacl.gepy.es._scopes import attr_scope, control_dependency_scope, current_attrs, current_controls
 from openacl.gepy.es.tensor_holder import TensorHolder
@@ -31,8 +32,12 @@ __all__ = [
     "attr_scope",
     "control_dependency_scope",
     "convert_to_tensor_holder",
+    "flatten_and_infer_shape",
     "resolve_builder",
 ]
+
+_UINT32_MAX = 2**32 - 1
+_LEAF_ERROR = "Value must be int/float or nested lists of int|float"
 
 
 class InputType(enum.StrEnum):
@@ -45,9 +50,11 @@ class InputType(enum.StrEnum):
 class GraphBuilder:
     """``GraphBuilder(name=None)``: builds one graph (named ``"graph"`` by default)."""
 
+    _handle = OpaqueHandle()
+
     def __init__(self, name: str | None = None) -> None:
         if name is not None and not isinstance(name, str):
-            raise TypeError("name must be a str")
+            raise TypeError("Graph name must be a string")
         self._graph = EngineGraph(name or "graph")
         self._outputs: dict[int, TensorHolder] = {}
         self._built = False
@@ -58,7 +65,9 @@ class GraphBuilder:
 
     def _check_open(self, what: str) -> None:
         if self._built:
-            raise RuntimeError(f"Cannot {what}: GraphBuilder has already been built. Create a new GraphBuilder.")
+            raise RuntimeError(
+                f"Cannot {what}: GraphBuilder has already been built. Create a new GraphBuilder to build another graph"
+            )
 
     def _scoped(self, node: str) -> None:
         """The current scopes' attributes and control edges on a node just made."""
@@ -88,11 +97,13 @@ class GraphBuilder:
         """A Data node; ``shape=None`` (or ``[]``) is 0-dim, whose real shape the first run's input gives."""
         self._check_open("create_input")
         if not isinstance(index, int) or isinstance(index, bool) or index < 0:
-            raise TypeError("index must be an int >= 0")
-        if not isinstance(data_type, DataType) or not isinstance(format, Format):
-            raise TypeError("data_type must be a DataType and format a Format")
+            raise TypeError("Input index must be an integer >= 0")
+        if not isinstance(data_type, DataType):
+            raise TypeError("Data type must be a DataType")
+        if not isinstance(format, Format):
+            raise TypeError("Format must be a Format")
         if shape is not None and (not isinstance(shape, list) or not all(isinstance(d, int) for d in shape)):
-            raise TypeError("shape must be a list of int")
+            raise TypeError("Shape must be a list of integers")
         if str(getattr(type_str, "value", type_str)) != InputType.DATA.value:
             raise RuntimeError(f"Failed to create input: openacl builds only {InputType.DATA.value} inputs")
         dims = shape if shape else None
@@ -103,19 +114,22 @@ class GraphBuilder:
 
     def create_inputs(self, num: int, start_index: int = 0) -> list[TensorHolder]:
         if not isinstance(num, int) or num <= 0:
-            raise TypeError("num must be an int > 0")
+            raise TypeError("Number of inputs must be a positive integer")
         if num > MAX_COUNT:
             raise ValueError(f"num {num} is more inputs than one call creates ({MAX_COUNT})")
         if not isinstance(start_index, int) or start_index < 0:
-            raise TypeError("start_index must be an int >= 0")
+            raise TypeError("Start index must be a non-negative integer")
         return [self.create_input(i) for i in range(start_index, start_index + num)]
 
     def _const(self, array: np.ndarray) -> TensorHolder:
         self._check_open("create a const")
         return self._holder(self._graph.const(self._graph.new_name("Const"), array))
 
-    def _const_list(self, value: Any, shape: list[int] | None, dtype: Any, ints: bool) -> TensorHolder:
-        if isinstance(value, list):
+    def _const_list(
+        self, value: Any, shape: list[int] | None, dtype: Any, ints: bool, scalar: bool = False
+    ) -> TensorHolder:
+        """A Const of ``value`` (one number, or a flat list filling ``shape``); ``scalar`` takes one number only."""
+        if isinstance(value, list) and not scalar:
             items = value
             dims = list(shape) if shape is not None else [len(items)]
         else:
@@ -123,13 +137,15 @@ class GraphBuilder:
             dims = list(shape) if shape is not None else []
         for item in items:
             if ints and (not isinstance(item, int) or isinstance(item, bool)):
-                raise TypeError(f"value must be int or a list of int, got {type(item).__name__}")
-            if not ints and not isinstance(item, int | float):
-                raise TypeError(f"value must be float or a list of float, got {type(item).__name__}")
+                raise TypeError(
+                    "Value must be an integer" if scalar else "Value must be an integer or list of integers"
+                )
+            if not ints and (not isinstance(item, int | float) or isinstance(item, bool)):
+                raise TypeError("Value must be a float" if scalar else "Value must be a float or list of floats")
         if not isinstance(dims, list) or not all(isinstance(d, int) for d in dims):
-            raise TypeError("shape must be a list of int")
+            raise TypeError("Shape must be a list of integers")
         if int(np.prod(dims)) != len(items):
-            raise ValueError(f"{len(items)} values do not fill shape {dims}")
+            raise ValueError(f"Value count ({len(items)}) doesn't match shape {dims}")
         if ints:
             dtypes.check_ints(items, dtype)
         else:
@@ -143,40 +159,42 @@ class GraphBuilder:
         return self._const_list(value, shape, np.int32, True)
 
     def create_const_uint64(self, value: int | list[int], shape: list[int] | None = None) -> TensorHolder:
-        return self._const_list(value, shape, np.uint64, True)
+        return self._const_list(_unsigned(value, 2**64 - 1), shape, np.uint64, True)
 
     def create_const_uint32(self, value: int | list[int], shape: list[int] | None = None) -> TensorHolder:
-        return self._const_list(value, shape, np.uint32, True)
+        return self._const_list(_unsigned(value, _UINT32_MAX), shape, np.uint32, True)
 
     def create_const_float(self, value: float | list[float], shape: list[int] | None = None) -> TensorHolder:
         return self._const_list(value, shape, np.float32, False)
 
     def create_vector_int64(self, value: list[int]) -> TensorHolder:
-        if not isinstance(value, list):
-            raise TypeError("value must be a list of int")
+        if not isinstance(value, list) or not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+            raise TypeError("Value must be a list of integers")
         return self._const_list(value, [len(value)], np.int64, True)
 
     def create_scalar_int64(self, value: int) -> TensorHolder:
-        return self._const_list(value, [], np.int64, True)
+        return self._const_list(value, [], np.int64, True, scalar=True)
 
     def create_scalar_int32(self, value: int) -> TensorHolder:
-        return self._const_list(value, [], np.int32, True)
+        return self._const_list(value, [], np.int32, True, scalar=True)
 
     def create_scalar_uint64(self, value: int) -> TensorHolder:
-        return self._const_list(value, [], np.uint64, True)
+        return self._const_list(_unsigned(value, 2**64 - 1), [], np.uint64, True, scalar=True)
 
     def create_scalar_uint32(self, value: int) -> TensorHolder:
-        return self._const_list(value, [], np.uint32, True)
+        return self._const_list(_unsigned(value, _UINT32_MAX), [], np.uint32, True, scalar=True)
 
     def create_scalar_float(self, value: float) -> TensorHolder:
-        return self._const_list(value, [], np.float32, False)
+        return self._const_list(value, [], np.float32, False, scalar=True)
 
     def create_variable(self, index: int, name: str) -> TensorHolder:
         """A ``Variable`` named ``name``: session state shared by name across the session's graphs. Its first
         value comes from a graph that assigns it (an init graph: ``Assign(var, value)``)."""
         self._check_open("create_variable")
-        if not isinstance(index, int) or not isinstance(name, str):
-            raise TypeError("index must be an int and name a str")
+        if not isinstance(index, int):
+            raise TypeError("Index must be an integer")
+        if not isinstance(name, str):
+            raise TypeError("Name must be a string")
         tensor = self._graph.variable(name)
         self._graph.node(tensor.name).attrs["index"] = index
         return self._holder(tensor)
@@ -185,8 +203,10 @@ class GraphBuilder:
 
     def set_graph_output(self, tensor: TensorHolder, output_index: int) -> None:
         self._check_open("set_graph_output")
-        if not isinstance(tensor, TensorHolder) or not isinstance(output_index, int):
-            raise TypeError("set_graph_output takes a TensorHolder and an int index")
+        if not isinstance(tensor, TensorHolder):
+            raise TypeError("Tensor must be a TensorHolder")
+        if not isinstance(output_index, int):
+            raise TypeError("Output index must be an integer")
         if tensor._builder is not self:
             raise ValueError("the tensor belongs to another GraphBuilder")
         if output_index < 0 or output_index in self._outputs:
@@ -205,10 +225,7 @@ class GraphBuilder:
 
     def _set_graph_attr(self, name: str, value: Any, kind: type) -> None:
         self._check_open("set a graph attribute")
-        if not isinstance(name, str) or type(value) is not kind:
-            raise TypeError(f"graph attribute {name!r} takes a {kind.__name__}")
-        if kind is int:
-            dtypes.check_ints([value], np.int64)
+        _check_attr(name, value, kind)
         self._graph.attrs[name] = value
 
     def set_node_attr_int64(self, tensor: TensorHolder, name: str, value: int) -> None:
@@ -220,16 +237,30 @@ class GraphBuilder:
     def set_node_attr_bool(self, tensor: TensorHolder, name: str, value: bool) -> None:
         self._set_node_attr(tensor, name, value, bool)
 
-    set_tensor_attr_int64 = set_node_attr_int64
-    set_tensor_attr_string = set_node_attr_string
-    set_tensor_attr_bool = set_node_attr_bool
+    def set_tensor_attr_int64(self, tensor: TensorHolder, name: str, value: int) -> None:
+        self._set_tensor_attr(tensor, name, value, int)
+
+    def set_tensor_attr_string(self, tensor: TensorHolder, name: str, value: str) -> None:
+        self._set_tensor_attr(tensor, name, value, str)
+
+    def set_tensor_attr_bool(self, tensor: TensorHolder, name: str, value: bool) -> None:
+        self._set_tensor_attr(tensor, name, value, bool)
+
+    def _set_tensor_attr(self, tensor: TensorHolder, name: str, value: Any, kind: type) -> None:
+        """An attribute of the tensor itself (GE: the producer's output desc), read by ``Node.get_output_attr``."""
+        self._check_open("set a tensor attribute")
+        if not isinstance(tensor, TensorHolder):
+            raise TypeError("Tensor must be a TensorHolder")
+        _check_attr(name, value, kind)
+        node = self._graph.node(tensor.name)
+        port = node.outputs.index(tensor._engine_tensor().name)
+        self._graph.set_port_attr(node.name, "output", port, name, value)
 
     def _set_node_attr(self, tensor: TensorHolder, name: str, value: Any, kind: type) -> None:
         self._check_open("set a node attribute")
-        if not isinstance(tensor, TensorHolder) or not isinstance(name, str) or type(value) is not kind:
-            raise TypeError(f"attribute {name!r} takes a TensorHolder, a str name and a {kind.__name__}")
-        if kind is int:
-            dtypes.check_ints([value], np.int64)
+        if not isinstance(tensor, TensorHolder):
+            raise TypeError("Tensor must be a TensorHolder")
+        _check_attr(name, value, kind)
         self._graph.node(tensor.name).attrs[name] = value
 
     def add_control_dependency(self, dst_tensor: TensorHolder, src_tensors: list[TensorHolder]) -> None:
@@ -246,22 +277,34 @@ class GraphBuilder:
         self._check_open("build_and_reset")
         if outputs is not None:
             if not isinstance(outputs, list):
-                raise TypeError("outputs must be a list of TensorHolder")
+                raise TypeError("Outputs must be a list")
+            if not all(isinstance(t, TensorHolder) for t in outputs):  # all checked before any is set
+                raise TypeError("All outputs must be TensorHolder objects")
             for i, tensor in enumerate(outputs):
                 self.set_graph_output(tensor, i)
         indexes = sorted(n.attrs["index"] for n in self._graph.nodes if n.type == "Data" and not n.domain)
         if indexes != list(range(len(indexes))) or sorted(self._outputs) != list(range(len(self._outputs))):
             raise RuntimeError("Failed to build graph: input and output indexes must run 0, 1, 2, ...")
         self._graph.set_outputs([self._outputs[i]._engine_tensor() for i in sorted(self._outputs)])
+        try:
+            self._graph.add_net_output()  # GE's builder ends the graph with NetOutput_<graph name>
+        except ValueError as exc:  # a node of the user's already has that name
+            raise RuntimeError(f"Failed to build graph: {exc}") from None
         self._built = True
         return Graph._wrap(self._graph)
+
+    def __copy__(self) -> None:
+        raise RuntimeError("GraphBuilder does not support copy")
+
+    def __deepcopy__(self, memo: Any) -> None:
+        raise RuntimeError("GraphBuilder does not support deepcopy")
 
     # ----- operators -----
 
     def _binary(self, op_type: str, left: Any, right: Any) -> TensorHolder:
         for side in (left, right):
             if isinstance(side, TensorHolder) and side._builder is not self:
-                raise ValueError("both operands must come from the same GraphBuilder")
+                raise ValueError(f"Cannot perform {op_type.lower()}: tensors from different GraphBuilders")
         return apply_op(self, op_type, [convert_to_tensor_holder(left, self), convert_to_tensor_holder(right, self)])[0]
 
 
@@ -329,11 +372,11 @@ def convert_to_tensor_holder(value: Any, builder: GraphBuilder) -> TensorHolder 
     if isinstance(value, float):
         return builder.create_scalar_float(value)
     if isinstance(value, list):
-        flat, shape = _flatten(value)
+        flat, shape = flatten_and_infer_shape(value)
         if any(isinstance(v, float) for v in flat):
             return builder.create_const_float(dtypes.as_floats(flat), shape=shape)
         return builder.create_const_int64([int(v) for v in flat], shape=shape)
-    raise TypeError(f"expected a TensorHolder or a TensorLike (int, float, nested list), got {type(value).__name__}")
+    raise TypeError(_LEAF_ERROR)
 
 
 def resolve_builder(*values: Any) -> GraphBuilder:
@@ -348,23 +391,27 @@ def resolve_builder(*values: Any) -> GraphBuilder:
             for item in value:
                 if isinstance(item, TensorHolder):
                     return item.get_owner_builder()
-    raise ValueError("cannot tell which GraphBuilder to use: pass a TensorHolder or the owner builder")
+    raise ValueError("Please ensure at least one input tensor or an explicit owner_builder is provided when supported")
 
 
-def _flatten(value: list[Any]) -> tuple[list[Any], list[int]]:
+def flatten_and_infer_shape(value: list[Any]) -> tuple[list[Any], list[int]]:
+    """A nested list of ints/floats -> (its leaves in row-major order, its shape); ``[]`` is shape ``[0]``.
+    ValueError for a ragged list, TypeError for a leaf that is not a number or an empty inner list."""
     if not value:
         return [], [0]
     if all(isinstance(v, list) for v in value):
-        parts = [_flatten(v) for v in value]
+        if any(not v for v in value):
+            raise TypeError(_LEAF_ERROR)
+        parts = [flatten_and_infer_shape(v) for v in value]
         inner = parts[0][1]
         if any(p[1] != inner for p in parts):
-            raise ValueError("a ragged nested list is not a tensor")
+            raise ValueError("Irregular nested list: all sub-lists must have the same shape")
         return [x for p in parts for x in p[0]], [len(value), *inner]
     if any(isinstance(v, list) for v in value):
-        raise ValueError("a ragged nested list is not a tensor")
+        raise ValueError("Irregular nested list: all sub-lists must have the same shape")
     for v in value:
         if not isinstance(v, int | float):
-            raise TypeError(f"a TensorLike holds ints and floats, not {type(v).__name__}")
+            raise TypeError(_LEAF_ERROR)
     return list(value), [len(value)]
 
 
@@ -373,3 +420,25 @@ def _numpy(data_type: DataType) -> np.dtype:
         return dtypes.numpy_from_ge(data_type)
     except KeyError:
         raise RuntimeError(f"Failed to create input: data type {data_type.name} has no CPU equivalent") from None
+
+
+def _unsigned(value: Any, limit: int) -> Any:
+    for item in value if isinstance(value, list) else [value]:
+        if isinstance(item, int) and not 0 <= item <= limit:
+            if limit == _UINT32_MAX:
+                raise ValueError(f"Value must be in range [0, {limit}], got {item}")
+            raise ValueError(f"Value must be non-negative and at most {limit}, got {item}")
+    return value
+
+
+def _check_attr(name: Any, value: Any, kind: type) -> None:
+    """A builder attribute: a str name and a value of exactly ``kind`` (True is not an int here)."""
+    if not isinstance(name, str):
+        raise TypeError("Attribute name must be a string")
+    if type(value) is not kind:
+        raise TypeError(f"Value must be {_KIND_NAMES[kind]}")
+    if kind is int:
+        dtypes.check_ints([value], np.int64)  # GE's int attributes are int64
+
+
+_KIND_NAMES = {int: "an integer", str: "a string", bool: "a boolean"}

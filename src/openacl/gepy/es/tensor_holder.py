@@ -10,6 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from openacl import dtypes
+from openacl.gepy._handle import OpaqueHandle
+from openacl.gepy.graph.node import Node
 from openacl.gepy.graph.types import DataType, Format
 from openacl.graph_engine.graph import Tensor as EngineTensor
 
@@ -20,6 +22,7 @@ class TensorHolder:
     """Made by the builder and the op functions; constructing one directly is GE-PY's RuntimeError."""
 
     __slots__ = ("_builder", "_node", "_tensor")
+    _handle = OpaqueHandle()
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         raise RuntimeError("TensorHolder cannot be constructed directly; use GraphBuilder or the ge.es.all functions")
@@ -38,6 +41,10 @@ class TensorHolder:
     def get_owner_builder(self) -> Any:
         return self._builder
 
+    def _get_node_snapshot(self) -> Node:
+        """The producer node as a ``ge.graph.Node`` (a view of the builder's graph, as GE-PY's snapshot is)."""
+        return Node._wrap(self._builder._graph, self._builder._graph.node(self._node))
+
     def _engine_tensor(self) -> EngineTensor:
         if self._tensor is None:
             raise ValueError(f"{self._node} has no output and cannot be an input")
@@ -45,22 +52,24 @@ class TensorHolder:
 
     def set_data_type(self, data_type: DataType) -> TensorHolder:
         if not isinstance(data_type, DataType):
-            raise TypeError("data_type must be a DataType")
-        self._builder._check_open("set_data_type")
+            raise TypeError("Data type must be a DataType enum")
+        self._builder._check_open("set data type")
         self._builder._graph.set_desc(self._engine_tensor(), dtype=dtypes.numpy_from_ge(data_type))
         return self
 
     def set_format(self, format: Format) -> TensorHolder:
         if not isinstance(format, Format):
-            raise TypeError("format must be a Format")
-        self._builder._check_open("set_format")
+            raise TypeError("Format must be a Format enum")
+        self._builder._check_open("set format")
         self._builder._graph.set_desc(self._engine_tensor(), format=int(format))
         return self
 
     def set_shape(self, shape: list[int]) -> TensorHolder:
-        if not isinstance(shape, list) or not all(isinstance(d, int) for d in shape):
-            raise TypeError("shape must be a list of int")
-        self._builder._check_open("set_shape")
+        if not isinstance(shape, list):
+            raise TypeError("Shape must be a list of integers")
+        if not all(isinstance(d, int) for d in shape):
+            raise TypeError("All shape dimensions must be integers")
+        self._builder._check_open("set shape")
         self._builder._graph.set_desc(self._engine_tensor(), shape=shape)
         return self
 

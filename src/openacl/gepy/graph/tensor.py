@@ -14,11 +14,12 @@ import numpy as np
 
 from openacl import dtypes
 from openacl.errors import AclError
+from openacl.gepy._handle import OpaqueHandle
 from openacl.gepy.graph.tensor_desc import Shape, TensorDesc
 from openacl.gepy.graph.types import DataType, Format, Placement
 from openacl.graph_engine import device_tensors
 
-__all__ = ["Tensor"]
+__all__ = ["Tensor", "unflatten_tensor_data"]
 
 _INT_TYPES = frozenset(
     {
@@ -47,6 +48,7 @@ class Tensor:
     """
 
     __slots__ = ("__weakref__", "_array", "_data_type", "_device", "_format", "_placement")
+    _handle = OpaqueHandle()
 
     def __init__(
         self,
@@ -60,13 +62,13 @@ class Tensor:
         if not isinstance(data_type, DataType):
             raise TypeError("data_type must be a DataType")
         if not isinstance(format, Format):
-            raise TypeError("format must be a Format")
+            raise TypeError("Format must be a Format")
         if shape is not None and (not isinstance(shape, list) or not all(isinstance(d, int) for d in shape)):
-            raise TypeError("shape must be a list of int")
+            raise TypeError("Shape must be a list of integers")
         if not isinstance(placement, Placement):
-            raise TypeError("placement must be a Placement")
+            raise TypeError("Placement must be a Placement")
         if data is not None and file_path is not None:
-            raise RuntimeError("data and file_path cannot be given together")
+            raise RuntimeError("Tensor should be created either by data or by file")
         dims = tuple(shape or ())
         self._data_type = data_type
         self._format = format
@@ -93,6 +95,14 @@ class Tensor:
         tensor._format = format
         tensor._placement = Placement.PLACEMENT_HOST
         tensor._device = None
+        return tensor
+
+    def _snapshot(self) -> Tensor:
+        """A host copy with the same data type and format (what an attribute keeps of a Tensor value)."""
+        tensor = Tensor.__new__(Tensor)
+        tensor._array = None if self._array is None and self._device is None else np.array(self._host_array())
+        tensor._data_type, tensor._format = self._data_type, self._format
+        tensor._placement, tensor._device = Placement.PLACEMENT_HOST, None
         return tensor
 
     def _host_array(self) -> np.ndarray:
@@ -136,7 +146,7 @@ class Tensor:
             raise TypeError("Data_type must be a DataType")
         if self._array is not None:
             try:
-                self._array = self._array.astype(dtypes.numpy_from_ge(data_type))
+                self._array = self._array.astype(_numeric(data_type))
             except KeyError:
                 raise RuntimeError(f"Failed to set datatype {data_type}") from None
         self._data_type = data_type
@@ -182,7 +192,7 @@ class Tensor:
     def to_host(self) -> Tensor:
         """Move the data back to host memory (after the stream that wrote it is synchronized)."""
         if self._placement != Placement.PLACEMENT_DEVICE:
-            raise ValueError("the tensor is not on the device")
+            raise ValueError("to_host() only supports device tensors")
         device = self._device
         try:
             self._array = device_tensors.read(device)
@@ -239,9 +249,9 @@ class Tensor:
 
     def __str__(self) -> str:
         return (
-            f"\n        Tensor format is {int(self.get_format())}, "
-            f"\n        data_type is {int(self.get_data_type())}, "
-            f"\n        shape is {self.get_shape()}, "
+            f"\n        Tensor format is {int(self.get_format())},"
+            f"\n        data_type is {int(self.get_data_type())},"
+            f"\n        shape is {self.get_shape()},"
             f"\n        data is {self.get_data()}"
             "\n        "
         )
@@ -276,11 +286,19 @@ def _from_list(data: Any, data_type: DataType, dims: tuple[int, ...]) -> np.ndar
     return np.array(values, dtype=dtypes.numpy_from_ge(data_type)).reshape(dims)
 
 
+def _numeric(data_type: DataType) -> np.dtype:
+    """The numpy dtype of a data type whose values are numbers (bytes on disk); KeyError for DT_STRING too."""
+    dtype = dtypes.numpy_from_ge(data_type)
+    if dtype.kind == "O":
+        raise KeyError(data_type)
+    return dtype
+
+
 def _from_file(path: str, data_type: DataType, dims: tuple[int, ...]) -> np.ndarray:
     if not isinstance(path, str):
         raise TypeError("file_path must be a str")
     try:
-        dtype = dtypes.numpy_from_ge(data_type)
+        dtype = _numeric(data_type)
     except KeyError:
         raise RuntimeError(f"Failed to create Tensor with data type: {data_type}") from None
     if any(dim < 0 for dim in dims):
@@ -301,3 +319,29 @@ def _unflatten(flat: list[Any], shape: list[int]) -> Any:
         return flat
     step = math.prod(shape[1:])
     return [_unflatten(flat[i * step : (i + 1) * step], shape[1:]) for i in range(shape[0])]
+
+
+def _parse_str_list(text: str) -> list[int | float]:
+    """GE's text of a flat tensor (``[1, 2.5, -3]``) as Python numbers: an item with a ``.``/exponent is a float,
+    else an int; ValueError names the item that is neither."""
+    text = text.strip()
+    if not (text.startswith("[") and text.endswith("]")):
+        raise ValueError("Input must start with '[' and end with ']'")
+    body = text[1:-1].strip()
+    if not body:
+        return []
+    values: list[int | float] = []
+    for item in (part.strip() for part in body.split(",")):
+        try:
+            values.append(int(item))
+        except ValueError:
+            try:
+                values.append(float(item))
+            except ValueError:
+                raise ValueError(f"Invalid item: '{item}'") from None
+    return values
+
+
+def unflatten_tensor_data(text: str, shape: list[int]) -> Any:
+    """GE's text of a tensor's data and its shape -> nested lists (a bare number for shape ``[]``)."""
+    return _unflatten(_parse_str_list(text), list(shape))

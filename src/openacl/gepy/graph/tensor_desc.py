@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from openacl.gepy._handle import OpaqueHandle
 from openacl.gepy.graph.types import DataType, Format
 
 __all__ = ["UNKNOWN_DIM", "UNKNOWN_DIM_NUM", "UNKNOWN_DIM_SIZE", "Shape", "TensorDesc"]
@@ -21,7 +22,7 @@ class Shape(list):
         if dims is None:
             dims = []
         if not isinstance(dims, list) or not all(isinstance(d, int) for d in dims):
-            raise TypeError("dims must be a list of int")
+            raise TypeError("dims must be a list of integers")
         super().__init__(dims)
 
     def get_shape_size(self) -> int:
@@ -41,51 +42,53 @@ class Shape(list):
 class TensorDesc:
     """``TensorDesc(shape=None, format=FORMAT_ND, data_type=DT_FLOAT)``; setters return self."""
 
+    _handle = OpaqueHandle()
+
     def __init__(
         self,
         shape: Shape | list[int] | None = None,
         format: Format = Format.FORMAT_ND,
         data_type: DataType = DataType.DT_FLOAT,
     ) -> None:
-        self._shape = Shape(list(shape) if shape is not None else None)
+        self._shape = _shape(shape) if shape is not None else Shape()
         self._origin_shape = Shape(list(self._shape))
-        self._format = _check(format, Format, "format")
+        self._format = _check(format, Format, "Format must be a Format")
         self._origin_format = self._format
-        self._data_type = _check(data_type, DataType, "data_type")
+        self._data_type = _check(data_type, DataType, "Data type must be a DataType")
 
     def get_shape(self) -> Shape:
         return Shape(list(self._shape))
 
     def set_shape(self, shape: Shape | list[int]) -> TensorDesc:
-        self._shape = Shape(list(shape))
+        self._shape = _shape(shape)
         return self
 
     def get_origin_shape(self) -> Shape:
         return Shape(list(self._origin_shape))
 
     def set_origin_shape(self, shape: Shape | list[int]) -> TensorDesc:
-        self._origin_shape = Shape(list(shape))
+        self._origin_shape = _shape(shape)
         return self
 
     def get_format(self) -> Format:
         return self._format
 
     def set_format(self, format: Format) -> TensorDesc:
-        self._format = _check(format, Format, "format")
+        self._format = _check(format, Format, "Format must be a Format")
         return self
 
     def get_origin_format(self) -> Format:
         return self._origin_format
 
     def set_origin_format(self, format: Format) -> TensorDesc:
-        self._origin_format = _check(format, Format, "format")
+        self._origin_format = _check(format, Format, "Format must be a Format")
         return self
 
     def get_data_type(self) -> DataType:
         return self._data_type
 
     def set_data_type(self, data_type: DataType) -> TensorDesc:
-        self._data_type = _check(data_type, DataType, "data_type")
+        self._data_type = _check(data_type, DataType, "Data type must be a DataType")
         return self
 
     shape = property(get_shape)
@@ -95,7 +98,8 @@ class TensorDesc:
     data_type = property(get_data_type)
 
     def __repr__(self) -> str:
-        return f"TensorDesc(shape={list(self._shape)}, format={self._format.name}, data_type={self._data_type.name})"
+        """The enums by number, as GE-PY prints them."""
+        return f"TensorDesc(shape={list(self._shape)}, format={int(self._format)}, data_type={int(self._data_type)})"
 
     def __copy__(self) -> None:
         raise RuntimeError("TensorDesc does not support copy")
@@ -104,7 +108,13 @@ class TensorDesc:
         raise RuntimeError("TensorDesc does not support deepcopy")
 
 
-def _check(value: Any, kind: type, what: str) -> Any:
+def _check(value: Any, kind: type, message: str) -> Any:
     if not isinstance(value, kind):
-        raise TypeError(f"{what} must be a {kind.__name__}")
+        raise TypeError(message)
     return value
+
+
+def _shape(shape: Any) -> Shape:
+    if not isinstance(shape, list) or not all(isinstance(d, int) for d in shape):
+        raise TypeError("shape must be a list of integers")
+    return Shape(list(shape))

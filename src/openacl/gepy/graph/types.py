@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import enum
 
+from openacl import dtypes
+
 __all__ = ["AttrValueType", "DataType", "Format", "Placement"]
 
 
@@ -53,65 +55,8 @@ class DataType(enum.IntEnum):
     DT_MAX = 43
 
 
-_FORMATS = [
-    "NCHW",
-    "NHWC",
-    "ND",
-    "NC1HWC0",
-    "FRACTAL_Z",
-    "NC1C0HWPAD",
-    "NHWC1C0",
-    "FSR_NCHW",
-    "FRACTAL_DECONV",
-    "C1HWNC0",
-    "FRACTAL_DECONV_TRANSPOSE",
-    "FRACTAL_DECONV_SP_STRIDE_TRANS",
-    "NC1HWC0_C04",
-    "FRACTAL_Z_C04",
-    "CHWN",
-    "FRACTAL_DECONV_SP_STRIDE8_TRANS",
-    "HWCN",
-    "NC1KHKWHWC0",
-    "BN_WEIGHT",
-    "FILTER_HWCK",
-    "HASHTABLE_LOOKUP_LOOKUPS",
-    "HASHTABLE_LOOKUP_KEYS",
-    "HASHTABLE_LOOKUP_VALUE",
-    "HASHTABLE_LOOKUP_OUTPUT",
-    "HASHTABLE_LOOKUP_HITS",
-    "C1HWNCoC0",
-    "MD",
-    "NDHWC",
-    "FRACTAL_ZZ",
-    "FRACTAL_NZ",
-    "NCDHW",
-    "DHWCN",
-    "NDC1HWC0",
-    "FRACTAL_Z_3D",
-    "CN",
-    "NC",
-    "DHWNC",
-    "FRACTAL_Z_3D_TRANSPOSE",
-    "FRACTAL_ZN_LSTM",
-    "FRACTAL_Z_G",
-    "RESERVED",
-    "ALL",
-    "NULL",
-    "ND_RNN_BIAS",
-    "FRACTAL_ZN_RNN",
-    "NYUV",
-    "NYUV_A",
-    "NCL",
-    "FRACTAL_Z_WINO",
-    "C1HWC0",
-    "FRACTAL_NZ_C0_16",
-    "FRACTAL_NZ_C0_32",
-    "END",
-    "MAX",
-]
-
 #: ``FORMAT_NCHW`` = 0 ... ``FORMAT_MAX`` = 53, in GE's order.
-Format = enum.IntEnum("Format", [(f"FORMAT_{name}", i) for i, name in enumerate(_FORMATS)], module=__name__)
+Format = enum.IntEnum("Format", [(f"FORMAT_{name}", i) for i, name in enumerate(dtypes.GE_FORMATS)], module=__name__)
 Format.__qualname__ = "Format"
 
 
