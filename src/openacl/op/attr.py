@@ -12,13 +12,21 @@ import struct
 from dataclasses import dataclass, field
 
 from openacl.errors import AclCode, AclError
+from openacl.ops.kinds import (
+    BOOL,
+    DATA_TYPE,
+    FLOAT,
+    INT,
+    LIST_BOOL,
+    LIST_DATA_TYPE,
+    LIST_FLOAT,
+    LIST_INT,
+    LIST_LIST_INT,
+    LIST_STRING,
+    STRING,
+)
 from openacl.runtime.handles import HandleTable
 
-BOOL, INT, FLOAT, STRING, DATA_TYPE = "bool", "int", "float", "string", "data_type"
-LIST_BOOL, LIST_INT, LIST_FLOAT, LIST_STRING = "list_bool", "list_int", "list_float", "list_string"
-LIST_LIST_INT, LIST_DATA_TYPE = "list_list_int", "list_data_type"
-KINDS = (BOOL, INT, FLOAT, STRING, DATA_TYPE)
-KINDS += (LIST_BOOL, LIST_INT, LIST_FLOAT, LIST_STRING, LIST_LIST_INT, LIST_DATA_TYPE)
 _INVALID = AclCode.ACL_ERROR_INVALID_PARAM
 _INT64 = (-(1 << 63), (1 << 63) - 1)
 

@@ -29,8 +29,8 @@ from openacl.errors import AclCode, AclError, ExecutionFailed
 from openacl.onnxrt import session_options
 from openacl.op import table
 from openacl.op.attr import OpAttr
-from openacl.op.lowering import Builder, Operand, OpRecord, Output, input_mismatch, output_mismatch
 from openacl.op.tensor_desc import TensorDesc
+from openacl.ops.record import Builder, Operand, OpRecord, Output, input_mismatch, output_mismatch
 
 OPSET = 18
 IR_VERSION = 9

@@ -1,6 +1,6 @@
-"""The op table: every CANN operator type openacl runs, in one explicit registry.
+"""acl.op's view of the operator library (:mod:`openacl.ops.registry`): looking a type up, resolving its attributes.
 
-Each record (``openacl.op.lowering.OpRecord``) names the operator's inputs, outputs and attributes (kind,
+Each record (``openacl.ops.record.OpRecord``) names the operator's inputs, outputs and attributes (kind,
 default, the ONNX attribute each becomes) and its lowering. A type that is not here is
 ``ACL_ERROR_OP_TYPE_NOT_MATCH``, which is what CANN returns when no loaded operator has that type.
 """
@@ -11,24 +11,10 @@ from typing import Any
 
 from openacl.errors import AclCode, AclError
 from openacl.op.attr import OpAttr
-from openacl.op.lowering import REQUIRED, OpRecord, attr_mismatch
-from openacl.op.ops import cast, elementwise, matmul, nn, reduce, shape
+from openacl.ops.record import REQUIRED, OpRecord, attr_mismatch
+from openacl.ops.registry import REGISTRY, op_types
 
-REGISTRY: dict[str, OpRecord] = {
-    record.op_type: record
-    for record in (
-        *elementwise.RECORDS,
-        *cast.RECORDS,
-        *matmul.RECORDS,
-        *reduce.RECORDS,
-        *shape.RECORDS,
-        *nn.RECORDS,
-    )
-}
-
-
-def op_types() -> list[str]:
-    return sorted(REGISTRY)
+__all__ = ["REGISTRY", "op_types", "record", "resolve_attrs"]
 
 
 def record(op_type: str) -> OpRecord:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from openacl.op.lowering import Builder, Operand, OpRecord, Output
+from openacl.ops.record import Builder, Operand, OpRecord, Output
 
 _TRAPPING = (np.dtype(np.int32), np.dtype(np.int64))  # the CPU's idiv traps on MIN / -1: SIGFPE kills the process
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from openacl.op import attr as A
-from openacl.op.lowering import AttrSpec, Builder, Operand, OpRecord, Output, attr_mismatch, input_mismatch
+from openacl.ops import kinds as A
+from openacl.ops.record import AttrSpec, Builder, Operand, OpRecord, Output, attr_mismatch, input_mismatch
 
 INT64_MAX, INT64_MIN = (1 << 63) - 1, -(1 << 63)
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from openacl.op import attr as A
-from openacl.op.lowering import AttrSpec, Builder, Operand, OpRecord, Output, input_mismatch
+from openacl.ops import kinds as A
+from openacl.ops.record import AttrSpec, Builder, Operand, OpRecord, Output, input_mismatch
 
 _KEEP = AttrSpec("keep_dims", A.BOOL, False, "keepdims", "keep reduced dims as 1")
 

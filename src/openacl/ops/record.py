@@ -39,7 +39,7 @@ def output_mismatch(op_type: str, detail: str) -> AclError:
 
 @dataclass(frozen=True)
 class AttrSpec:
-    """One CANN attribute: its kind (``openacl.op.attr`` kinds), default, and the ONNX attribute it becomes."""
+    """One CANN attribute: its kind (``openacl.ops.kinds``), default, and the ONNX attribute it becomes."""
 
     name: str
     kind: str

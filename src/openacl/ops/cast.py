@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from openacl.dtypes import numpy_from_acl
-from openacl.op import attr as A
-from openacl.op.lowering import AttrSpec, Builder, Operand, OpRecord, Output, attr_mismatch
+from openacl.ops import kinds as A
+from openacl.ops.record import AttrSpec, Builder, Operand, OpRecord, Output, attr_mismatch
 
 
 def _lower(b: Builder, inputs: list[Operand | None], attrs: dict, outputs: list[Output]) -> list[str]:
