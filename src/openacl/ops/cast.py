@@ -1,37 +1,34 @@
-"""Cast: the output desc's dtype decides; ``dst_type``, when set, must agree with it."""
+"""Cast: to ``dst_type``; a single operator's output desc gives the dtype when ``dst_type`` is unset, and the two
+must agree when both are given."""
 
 from __future__ import annotations
 
-from openacl.dtypes import numpy_from_acl
-from openacl.ops import kinds as A
-from openacl.ops.record import AttrSpec, Builder, Operand, OpRecord, Output, attr_mismatch
+from openacl import dtypes
+from openacl.ops.ir import ATTR, IrAttr, IrOp, LowerContext, ir
+from openacl.ops.lowering import dtype_of
 
 
-def _lower(b: Builder, inputs: list[Operand | None], attrs: dict, outputs: list[Output]) -> list[str]:
-    (x,) = inputs
-    target = outputs[0].dtype
-    dst_type = attrs["dst_type"]
-    if dst_type is not None:
-        try:
-            wanted = numpy_from_acl(dst_type)
-        except (KeyError, ValueError):
-            raise attr_mismatch(b.op_type, f"dst_type {dst_type} is not a dtype openacl can cast to") from None
-        if wanted != target:
-            raise attr_mismatch(b.op_type, f"dst_type {dst_type} ({wanted}) but the output desc is {target}")
-    return [b.cast(x.name, target)]
+def _cast(ctx: LowerContext, ins: list, a: dict, outs: list[str]) -> None:
+    wanted = ctx.out_dtype(0)
+    if a["dst_type"] is not None:
+        target = dtype_of(ctx, a["dst_type"])
+        if wanted is not None and target != wanted:
+            ctx.fail(f"dst_type {a['dst_type']} ({target}) but the output desc is {wanted}", ATTR)
+    elif wanted is None:
+        ctx.fail("dst_type is not set", ATTR)
+    else:
+        target = wanted
+    ctx.emit("Cast", [ins[0]], outs, to=dtypes.onnx_from_numpy(target))
 
 
-RECORDS = (
-    OpRecord(
+RECORDS: tuple[IrOp, ...] = (
+    ir(
         "Cast",
-        "Cast",
-        ("x",),
-        ("y",),
-        (
-            AttrSpec("dst_type", A.INT, None, "to", "ACL dtype number; default: the output desc's dtype"),
-            AttrSpec("truncate", A.BOOL, False, "", "accepted; ONNX Cast truncates float to int toward zero"),
-        ),
-        _lower,
-        "y = x converted to the output desc's dtype",
+        "x",
+        "y",
+        [IrAttr("dst_type", "Int", op_default=None)],
+        lower=_cast,
+        onnx="Cast",
+        doc="y = x as dst_type (acl.op: the output desc's dtype); float to int truncates toward zero",
     ),
 )

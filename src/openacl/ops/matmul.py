@@ -1,85 +1,93 @@
-"""Matrix products: MatMul, BatchMatMul(V2) and GEMM, as ONNX MatMul with Transposes where CANN transposes."""
+"""Matrix products: MatMul(V2), BatchMatMul(V2) and GEMM, as ONNX MatMul with Transposes where CANN transposes."""
 
 from __future__ import annotations
 
-from openacl.ops import kinds as A
-from openacl.ops.record import AttrSpec, Builder, Operand, OpRecord, Output, input_mismatch
+from openacl.ops.ir import IrOp, LowerContext, ir
 
 
-def _swap_last_two(b: Builder, operand: Operand) -> str:
-    if operand.rank < 2:
-        raise input_mismatch(b.op_type, f"a transposed input needs 2 or more dims, not {operand.shape}")
-    perm = [*range(operand.rank - 2), operand.rank - 1, operand.rank - 2]
-    return b.one("Transpose", [operand.name], perm=perm)
-
-
-def _product(b: Builder, x1: Operand, x2: Operand, t1: bool, t2: bool) -> str:
-    left = _swap_last_two(b, x1) if t1 else x1.name
-    right = _swap_last_two(b, x2) if t2 else x2.name
-    return b.one("MatMul", [left, right])
+def _swap_last_two(ctx: LowerContext, tensor: str) -> str:
+    rank = ctx.rank(tensor)
+    if rank is None or rank < 2:
+        ctx.fail(f"a transposed input needs 2 or more dims, not rank {rank}")
+    return ctx.emit("Transpose", [tensor], perm=[*range(rank - 2), rank - 1, rank - 2])[0]
 
 
 def _matmul(first: str, second: str, two_d: bool):
-    def lower(b: Builder, inputs: list[Operand | None], attrs: dict, outputs: list[Output]) -> list[str]:
-        x1, x2, *rest = inputs
-        if two_d and (x1.rank != 2 or x2.rank != 2):
-            raise input_mismatch(b.op_type, f"x1 {x1.shape} and x2 {x2.shape} must be 2-D (BatchMatMul is N-D)")
-        y = _product(b, x1, x2, attrs[first], attrs[second])
-        bias = rest[0] if rest else None
-        return [b.one("Add", [y, bias.name]) if bias is not None else y]
+    """``op(x1) @ op(x2) + bias``; MatMul is 2-D, BatchMatMul broadcasts batch dims. Quantisation inputs of the V2
+    forms (``offset_w``) are not read."""
+
+    def lower(ctx: LowerContext, ins: list, a: dict, outs: list[str]) -> None:
+        x1, x2 = ctx.meet(ins[:2])
+        bias = ins[2]
+        if two_d and (ctx.rank(x1) not in (2, None) or ctx.rank(x2) not in (2, None)):
+            ctx.fail(f"x1 (rank {ctx.rank(x1)}) and x2 (rank {ctx.rank(x2)}) must be 2-D (BatchMatMul is N-D)")
+        x1 = _swap_last_two(ctx, x1) if a[first] else x1
+        x2 = _swap_last_two(ctx, x2) if a[second] else x2
+        if bias is None:
+            ctx.emit("MatMul", [x1, x2], outs)
+        else:
+            product = ctx.emit("MatMul", [x1, x2])[0]
+            ctx.emit("Add", ctx.meet([product, bias]), outs)
 
     return lower
 
 
-def _gemm(b: Builder, inputs: list[Operand | None], attrs: dict, outputs: list[Output]) -> list[str]:
-    a, b_, c, alpha, beta = inputs
-    product = _product(b, a, b_, attrs["transpose_a"], attrs["transpose_b"])
-    scaled = b.one("Mul", [product, alpha.name])
-    return [b.one("Add", [scaled, b.one("Mul", [c.name, beta.name])])]
+def _gemm(ctx: LowerContext, ins: list, a: dict, outs: list[str]) -> None:
+    x1, x2, c, alpha, beta = ins
+    left = _swap_last_two(ctx, x1) if a["transpose_a"] else x1
+    right = _swap_last_two(ctx, x2) if a["transpose_b"] else x2
+    scaled = ctx.emit("Mul", [ctx.emit("MatMul", [left, right])[0], alpha])[0]
+    ctx.emit("Add", [scaled, ctx.emit("Mul", [c, beta])[0]], outs)
 
 
-def _flags(first: str, second: str) -> tuple[AttrSpec, ...]:
-    return (
-        AttrSpec(first, A.BOOL, False, "", "transpose the first input's last two dims (a Transpose node)"),
-        AttrSpec(second, A.BOOL, False, "", "transpose the second input's last two dims"),
-    )
+_FLAGS = ("transpose_x1", "transpose_x2")
+_ADJ = ("adj_x1", "adj_x2")
+_DOC = "y = op(x1) @ op(x2) + bias"
 
-
-RECORDS = (
-    OpRecord(
+RECORDS: tuple[IrOp, ...] = (
+    ir(
         "MatMul",
-        "MatMul",
-        ("x1", "x2", "bias?"),
-        ("y",),
-        _flags("transpose_x1", "transpose_x2"),
-        _matmul("transpose_x1", "transpose_x2", two_d=True),
-        "y = op(x1) @ op(x2) + bias, 2-D",
+        "x1 x2 bias?",
+        "y",
+        [(f, "Bool", False) for f in _FLAGS],
+        lower=_matmul(*_FLAGS, two_d=True),
+        onnx="MatMul",
+        doc=f"{_DOC}, 2-D",
     ),
-    OpRecord(
+    ir(
+        "MatMulV2",
+        "x1 x2 bias? offset_w?",
+        "y",
+        [*((f, "Bool", False) for f in _FLAGS), ("offset_x", "Int", 0)],
+        lower=_matmul(*_FLAGS, two_d=True),
+        onnx="MatMul",
+        doc=f"{_DOC}, 2-D",
+    ),
+    ir(
         "BatchMatMul",
-        "MatMul",
-        ("x1", "x2", "bias?"),
-        ("y",),
-        _flags("adj_x1", "adj_x2"),
-        _matmul("adj_x1", "adj_x2", two_d=False),
-        "y = op(x1) @ op(x2) + bias over broadcast batch dims",
+        "x1 x2 bias?",
+        "y",
+        [(f, "Bool", False) for f in _ADJ],
+        lower=_matmul(*_ADJ, two_d=False),
+        onnx="MatMul",
+        doc=f"{_DOC} over broadcast batch dims",
     ),
-    OpRecord(
+    ir(
         "BatchMatMulV2",
-        "MatMul",
-        ("x1", "x2", "bias?"),
-        ("y",),
-        _flags("adj_x1", "adj_x2"),
-        _matmul("adj_x1", "adj_x2", two_d=False),
-        "as BatchMatMul",
+        "x1 x2 bias? offset_w?",
+        "y",
+        [*((f, "Bool", False) for f in _ADJ), ("offset_x", "Int", 0)],
+        lower=_matmul(*_ADJ, two_d=False),
+        onnx="MatMul",
+        doc=f"{_DOC} over broadcast batch dims",
     ),
-    OpRecord(
+    ir(
         "GEMM",
-        "MatMul",
-        ("a", "b", "c", "alpha", "beta"),
-        ("y",),
-        _flags("transpose_a", "transpose_b"),
-        _gemm,
-        "y = alpha * (op(a) @ op(b)) + beta * c",
+        "a b c alpha beta",
+        "y",
+        [("transpose_a", "Bool", False), ("transpose_b", "Bool", False)],
+        lower=_gemm,
+        onnx="MatMul",
+        doc="y = alpha * (op(a) @ op(b)) + beta * c",
     ),
 )
