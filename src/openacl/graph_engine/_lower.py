@@ -22,6 +22,7 @@ from openacl.errors import GeError, GeStatus
 from openacl.graph_engine import _ops
 from openacl.graph_engine.passes import CompiledGraph
 from openacl.ops import ir
+from openacl.ops.lowering import learn_types
 
 #: IR version for graphs built in Python; models read by ``Graph.from_onnx`` keep their own.
 DEFAULT_IR_VERSION = 8
@@ -245,16 +246,7 @@ class _Context:
         graph = helper.make_graph(nodes, "infer", chain[-1].graph_inputs, [], initializer=inits)
         model = helper.make_model(graph, opset_imports=[helper.make_opsetid(d, v) for d, v in self.opsets.items()])
         model.ir_version = DEFAULT_IR_VERSION
-        try:
-            inferred = onnx.shape_inference.infer_shapes(model)
-        except Exception:  # inference is a help, not a requirement: dtype() says when it did not help
-            return
-        for info in inferred.graph.value_info:
-            tensor_type = info.type.tensor_type
-            if tensor_type.elem_type:
-                self.known.setdefault(info.name, dtypes.numpy_from_onnx(tensor_type.elem_type))
-            if tensor_type.HasField("shape"):
-                self.ranks.setdefault(info.name, len(tensor_type.shape.dim))
+        learn_types(model, self.known, self.ranks)
 
     def subgraph(self, graph: Any, inputs: Sequence[str], tag: str) -> onnx.GraphProto:
         """A branch graph as an ONNX subgraph: its Data ``i`` reads ``inputs[i]``, every other name is prefixed."""

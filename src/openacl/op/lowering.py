@@ -21,6 +21,7 @@ import numpy as np
 from openacl.dtypes import numpy_from_onnx, onnx_from_numpy
 from openacl.op.table import attr_mismatch, input_mismatch, output_mismatch
 from openacl.ops.ir import ATTR, INPUT, OUTPUT
+from openacl.ops.lowering import learn_types
 
 _FAILURES = {INPUT: input_mismatch, ATTR: attr_mismatch, OUTPUT: output_mismatch}
 
@@ -41,9 +42,9 @@ class SingleOpContext:
 
     def __init__(self, op_type: str, opset: int, operands: Sequence[Operand], out_dtypes: Sequence[np.dtype]) -> None:
         # onnx takes over half a second to import: only a program that builds an operator pays for it.
-        from onnx import helper, numpy_helper, shape_inference
+        from onnx import helper, numpy_helper
 
-        self._helper, self._numpy_helper, self._shape_inference = helper, numpy_helper, shape_inference
+        self._helper, self._numpy_helper = helper, numpy_helper
         self.op_type = op_type
         self.opset = opset
         self.operands = {operand.name: operand for operand in operands}
@@ -125,13 +126,4 @@ class SingleOpContext:
         """ONNX type inference over the nodes written so far; what it learns is kept."""
         graph = self._helper.make_graph(self.nodes, "infer", self.graph_inputs, [], initializer=self.initializers)
         model = self._helper.make_model(graph, opset_imports=[self._helper.make_opsetid("", self.opset)])
-        try:
-            inferred = self._shape_inference.infer_shapes(model)
-        except Exception:  # inference is a help, not a requirement: dtype() says when it did not help
-            return
-        for info in inferred.graph.value_info:
-            tensor_type = info.type.tensor_type
-            if tensor_type.elem_type:
-                self._dtypes.setdefault(info.name, numpy_from_onnx(tensor_type.elem_type))
-            if tensor_type.HasField("shape"):
-                self._ranks.setdefault(info.name, len(tensor_type.shape.dim))
+        learn_types(model, self._dtypes, self._ranks)

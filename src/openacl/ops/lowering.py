@@ -61,3 +61,22 @@ def as_int64(ctx: LowerContext, tensor: str, what: str = "input") -> str:
     if dtype.kind not in "iu":
         ctx.fail(f"{what} must be an integer tensor, not {dtype}")
     return ctx.cast(tensor, INT64)
+
+
+def learn_types(model, dtypes_out: dict[str, np.dtype], ranks_out: dict[str, int]) -> None:
+    """What ONNX type inference tells of ``model``'s values, added to the two maps (known entries stay).
+
+    Inference is a help, not a requirement: a model it refuses teaches nothing, and ``LowerContext.dtype`` says
+    when nobody could tell."""
+    from onnx import shape_inference  # onnx takes half a second to import: only a lowering that asks pays
+
+    try:
+        inferred = shape_inference.infer_shapes(model)
+    except Exception:
+        return
+    for info in inferred.graph.value_info:
+        tensor_type = info.type.tensor_type
+        if tensor_type.elem_type:
+            dtypes_out.setdefault(info.name, dtypes.numpy_from_onnx(tensor_type.elem_type))
+        if tensor_type.HasField("shape"):
+            ranks_out.setdefault(info.name, len(tensor_type.shape.dim))

@@ -40,47 +40,29 @@ def _gemm(ctx: LowerContext, ins: list, a: dict, outs: list[str]) -> None:
     ctx.emit("Add", [scaled, ctx.emit("Mul", [c, beta])[0]], outs)
 
 
-_FLAGS = ("transpose_x1", "transpose_x2")
-_ADJ = ("adj_x1", "adj_x2")
+def _pair(name: str, flags: tuple[str, str], two_d: bool, doc: str) -> tuple[IrOp, IrOp]:
+    """The plain form and its V2, which adds the quantisation input ``offset_w`` and attribute ``offset_x``."""
+    attrs = [(flag, "Bool", False) for flag in flags]
+    lower = _matmul(*flags, two_d=two_d)
+    return (
+        ir(name, "x1 x2 bias?", "y", attrs, lower=lower, onnx="MatMul", doc=doc),
+        ir(
+            f"{name}V2",
+            "x1 x2 bias? offset_w?",
+            "y",
+            [*attrs, ("offset_x", "Int", 0)],
+            lower=lower,
+            onnx="MatMul",
+            doc=doc,
+        ),
+    )
+
+
 _DOC = "y = op(x1) @ op(x2) + bias"
 
 RECORDS: tuple[IrOp, ...] = (
-    ir(
-        "MatMul",
-        "x1 x2 bias?",
-        "y",
-        [(f, "Bool", False) for f in _FLAGS],
-        lower=_matmul(*_FLAGS, two_d=True),
-        onnx="MatMul",
-        doc=f"{_DOC}, 2-D",
-    ),
-    ir(
-        "MatMulV2",
-        "x1 x2 bias? offset_w?",
-        "y",
-        [*((f, "Bool", False) for f in _FLAGS), ("offset_x", "Int", 0)],
-        lower=_matmul(*_FLAGS, two_d=True),
-        onnx="MatMul",
-        doc=f"{_DOC}, 2-D",
-    ),
-    ir(
-        "BatchMatMul",
-        "x1 x2 bias?",
-        "y",
-        [(f, "Bool", False) for f in _ADJ],
-        lower=_matmul(*_ADJ, two_d=False),
-        onnx="MatMul",
-        doc=f"{_DOC} over broadcast batch dims",
-    ),
-    ir(
-        "BatchMatMulV2",
-        "x1 x2 bias? offset_w?",
-        "y",
-        [*((f, "Bool", False) for f in _ADJ), ("offset_x", "Int", 0)],
-        lower=_matmul(*_ADJ, two_d=False),
-        onnx="MatMul",
-        doc=f"{_DOC} over broadcast batch dims",
-    ),
+    *_pair("MatMul", ("transpose_x1", "transpose_x2"), True, f"{_DOC}, 2-D"),
+    *_pair("BatchMatMul", ("adj_x1", "adj_x2"), False, f"{_DOC} over broadcast batch dims"),
     ir(
         "GEMM",
         "a b c alpha beta",
