@@ -245,3 +245,12 @@ def test_acl_op_runs_every_runnable_type_of_the_library():
 def test_a_type_acl_op_cannot_run_is_type_not_match_with_the_reason(runner, acl_log, op_type):
     assert runner.ret(op_type, [F], [(F32, (2, 3))]) == AclCode.ACL_ERROR_OP_TYPE_NOT_MATCH
     assert f"{op_type} cannot run in openacl" in acl_log.text
+
+
+def test_a_count_attribute_is_filled_in_and_checked_against_the_dynamic_input(runner, acl_log):
+    """GE's prototypes give ConcatD's N a default of 1 (GE-PY programs leave it); acl.op counts the descs."""
+    (y,) = runner.run("ConcatD", [F, G, P], [(F32, (2, 9))], {"concat_dim": ("int", 1)})
+    np.testing.assert_array_equal(y, np.concatenate([F, G, P], 1))
+    attrs = {"concat_dim": ("int", 1), "N": ("int", 2)}
+    assert runner.ret("ConcatD", [F, G, P], [(F32, (2, 9))], attrs) == AclCode.ACL_ERROR_OP_ATTR_NOT_MATCH
+    assert "N is 2 but 3 tensors were given" in acl_log.text
