@@ -28,7 +28,7 @@ FLOORS: list[tuple[int, tuple[str, ...]]] = [
         ),
     ),
     (2, ("openacl.runtime",)),
-    (3, ("openacl.dump", "openacl.op", "openacl.media")),
+    (3, ("openacl.dump", "openacl.ops", "openacl.op", "openacl.media")),
     (4, ("openacl.model", "openacl.graph_engine")),
     (5, ("openacl.process",)),
     (6, ("openacl.acl", "openacl.ge", "openacl.gepy", "openacl.tools")),

@@ -231,9 +231,8 @@ def _holder(builder, index, value):
     return builder.create_input(index, data_type=dtype, shape=list(np.shape(value)))
 
 
-@pytest.mark.parametrize("op", sorted(CASES))
-def test_op_against_numpy(op):
-    args, attrs, reference = CASES[op]
+def _run_graph(op: str, args: list, attrs: dict):
+    """``op`` over ``args`` (arrays are graph inputs, Const a constant, a list a dynamic input) in a session."""
     b = GraphBuilder(op)
     feeds, holders = [], []
     for arg in args:
@@ -263,13 +262,36 @@ def test_op_against_numpy(op):
         for f in feeds
     ]
     [out] = session.run_graph(1, inputs)
+    return np.asarray(out)
+
+
+@pytest.mark.parametrize("op", sorted(CASES))
+def test_op_against_numpy(op):
+    args, attrs, reference = CASES[op]
+    got = _run_graph(op, args, attrs)
     expected = np.asarray(reference(*[a.value if isinstance(a, Const) else a for a in args]))
-    got = np.asarray(out)
     assert got.shape == expected.shape
     if expected.dtype.kind in "fc":
         np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
     else:
         np.testing.assert_array_equal(got, expected)
+
+
+def test_regression_a_conv2d_with_two_strides_says_why_not_index_error():
+    """GE's Conv2D lowering indexed strides by data_format position: two strides ended the build with Python's
+    "IndexError: list index out of range". The lowering it now shares with acl.op checks the four values first."""
+    with pytest.raises(GeError, match="strides and dilations need 4 values") as info:
+        _run_graph("Conv2D", [IMG, KER], {"strides": [1, 1], "pads": [0, 0, 0, 0], "data_format": "NCHW"})
+    assert "IndexError" not in str(info.value)
+
+
+def test_regression_strided_slice_shrink_takes_begin_even_under_begin_mask():
+    """A shrunk axis takes the element at ``begin`` and ignores ``begin_mask`` (TensorFlow's rule, which acl.op
+    kept); GE's own lowering applied the mask first and took element 0."""
+    x = np.arange(6, dtype=np.float32).reshape(3, 2)
+    attrs = {"shrink_axis_mask": 1, "begin_mask": 1}
+    got = _run_graph("StridedSlice", [x, Const([2, 0]), Const([3, 2]), Const([1, 1])], attrs)
+    np.testing.assert_array_equal(got, x[2, 0:2])
 
 
 def test_cases_cover_the_issue_list():

@@ -160,9 +160,8 @@ def attributes(draw, op, plan: Plan):
     for spec in op.attrs:
         if rarely(draw, 15):
             continue
-        kind = (
-            spec.kind if not rarely(draw, 30) else draw(st.sampled_from([A.BOOL, A.INT, A.FLOAT, A.STRING, A.LIST_INT]))
-        )
+        own = A.SETTER_KINDS[spec.kind]
+        kind = own if not rarely(draw, 30) else draw(st.sampled_from([A.BOOL, A.INT, A.FLOAT, A.STRING, A.LIST_INT]))
         chosen.append((spec.name, *draw(attr_value(kind, spec.name, plan))))
     if rarely(draw, 10):
         chosen.append(("unknown_attr", *draw(attr_value(A.INT, "", plan))))
@@ -171,7 +170,8 @@ def attributes(draw, op, plan: Plan):
 
 def _input_names(op, draw) -> list[str]:
     names: list[str] = []
-    for name in op.inputs:
+    for spec in op.inputs:
+        name = spec.name + {"optional": "?", "dynamic": "*"}.get(spec.kind, "")
         names += [name] * (draw(st.integers(1, 3)) if name.endswith("*") else 1)
     if names and rarely(draw, 20):
         names.pop()

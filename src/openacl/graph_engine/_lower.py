@@ -9,6 +9,7 @@ wanted twice is output once, and an output that is a graph input or initializer 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from typing import Any, NoReturn
 
@@ -18,8 +19,10 @@ from onnx import helper, numpy_helper
 
 from openacl import dtypes
 from openacl.errors import GeError, GeStatus
-from openacl.graph_engine import _ir, _ops
+from openacl.graph_engine import _ops
 from openacl.graph_engine.passes import CompiledGraph
+from openacl.ops import ir
+from openacl.ops.lowering import learn_types
 
 #: IR version for graphs built in Python; models read by ``Graph.from_onnx`` keep their own.
 DEFAULT_IR_VERSION = 8
@@ -47,7 +50,7 @@ def lower(compiled: CompiledGraph, var_types: VarTypes) -> tuple[onnx.ModelProto
         elif node.type == _ops.ASSIGN and not node.domain:
             ctx.nodes.append(helper.make_node("Identity", [node.inputs[1]], node.outputs, name=node.name))
         elif node.type == _ops.DATA and not node.domain:
-            _ir.check_format(f"Data {node.name!r}", node.attrs.get("format"))
+            _ops.check_format(f"Data {node.name!r}", node.attrs.get("format"))
         elif node.type == _ops.VARIABLE and not node.domain:
             pass
         elif node.domain == _ops.GE_DOMAIN:
@@ -94,8 +97,8 @@ def lower_ir_node(ctx: _Context, node: Any) -> None:
     """One GE IR node through its record's lowering; UNSUPPORTED for what a CPU cannot run."""
     record = _ops.spec(node.type)
     if record.unsupported is not None:
-        raise _ir.unsupported(node.type, record.unsupported)
-    _ir.check_format(f"{node.type} {node.name!r}", node.attrs.get("_output_format"))
+        raise _ops.unsupported(node.type, record.unsupported)
+    _ops.check_format(f"{node.type} {node.name!r}", node.attrs.get("_output_format"))
     if record.lower is None:
         raise GeError(GeStatus.UNSUPPORTED, f"{node.type} {node.name!r}: openacl has no lowering for it")
     groups = node.groups or tuple(1 for _ in record.inputs)
@@ -110,7 +113,10 @@ def lower_ir_node(ctx: _Context, node: Any) -> None:
 
 
 class _Context:
-    """The :class:`openacl.graph_engine._ir.LowerContext` of one graph (or an If branch inside it, with ``parent``)."""
+    """The :class:`openacl.ops.ir.LowerContext` of one graph (or an If branch inside it, with ``parent``).
+
+    A graph has no descs: ``shape``, ``format`` and ``out_dtype`` know nothing, dtypes and ranks come from the
+    declarations and ONNX type inference, and arithmetic operands meet at GE's promoted type."""
 
     def __init__(
         self,
@@ -120,7 +126,7 @@ class _Context:
         taken: set[str],
         parent: _Context | None = None,
     ) -> None:
-        self.opset = opset
+        self.opsets = opset
         self.graph_inputs = graph_inputs
         self.known = known
         self.ranks: dict[str, int] = {}
@@ -141,8 +147,25 @@ class _Context:
         self.op_type, self.node_name = node.type, node.name
         self.node_outputs = set(node.outputs)
 
-    def fail(self, detail: str) -> NoReturn:
+    @property
+    def opset(self) -> int:
+        return self.opsets.get("", 17)
+
+    def fail(self, detail: str, about: str = ir.INPUT) -> NoReturn:
         raise GeError(GeStatus.FAILED, f"{self.op_type} {self.node_name!r}: {detail}")
+
+    def shape(self, tensor: str) -> None:
+        return None
+
+    def format(self, tensor: str) -> None:
+        return None
+
+    def out_dtype(self, index: int) -> None:
+        return None
+
+    def meet(self, tensors: Sequence[str]) -> list[str]:
+        common = functools.reduce(ir.promote, [self.dtype(t) for t in tensors])
+        return [self.cast(t, common) for t in tensors]
 
     def fresh(self, hint: str) -> str:
         return _fresh(f"{self.node_name}/{hint}", self.taken)
@@ -155,7 +178,8 @@ class _Context:
         if not name or name in self.onnx_names:
             name = self.fresh(onnx_type)
         self.onnx_names.add(name)
-        self.nodes.append(helper.make_node(onnx_type, list(inputs), outs, name=name, **attrs))
+        tensors = {k: numpy_helper.from_array(v) for k, v in attrs.items() if isinstance(v, np.ndarray)}
+        self.nodes.append(helper.make_node(onnx_type, list(inputs), outs, name=name, **(attrs | tensors)))
         if onnx_type == "Cast":
             self.known[outs[0]] = dtypes.numpy_from_onnx(attrs["to"])
         return outs
@@ -220,23 +244,14 @@ class _Context:
         nodes = [n for c in reversed(chain) for n in c.nodes]
         inits = [t for c in reversed(chain) for t in c.initializers]
         graph = helper.make_graph(nodes, "infer", chain[-1].graph_inputs, [], initializer=inits)
-        model = helper.make_model(graph, opset_imports=[helper.make_opsetid(d, v) for d, v in self.opset.items()])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid(d, v) for d, v in self.opsets.items()])
         model.ir_version = DEFAULT_IR_VERSION
-        try:
-            inferred = onnx.shape_inference.infer_shapes(model)
-        except Exception:  # inference is a help, not a requirement: dtype() says when it did not help
-            return
-        for info in inferred.graph.value_info:
-            tensor_type = info.type.tensor_type
-            if tensor_type.elem_type:
-                self.known.setdefault(info.name, dtypes.numpy_from_onnx(tensor_type.elem_type))
-            if tensor_type.HasField("shape"):
-                self.ranks.setdefault(info.name, len(tensor_type.shape.dim))
+        learn_types(model, self.known, self.ranks)
 
     def subgraph(self, graph: Any, inputs: Sequence[str], tag: str) -> onnx.GraphProto:
         """A branch graph as an ONNX subgraph: its Data ``i`` reads ``inputs[i]``, every other name is prefixed."""
         prefix = f"{self.node_name}/{tag}"
-        child = _Context(self.opset, self.graph_inputs, {}, self.taken, parent=self)
+        child = _Context(self.opsets, self.graph_inputs, {}, self.taken, parent=self)
         rename: dict[str, str] = {}
         for node in graph.nodes:
             if node.type == _ops.DATA and not node.domain:

@@ -3,14 +3,15 @@
 Two kinds of record share it. The graph-level types (Data, Const, Variable, Assign, Summary, Save) never reach
 onnxruntime under their own name: the compile passes remove Summary and Save, and the lowering turns Data into
 graph inputs, Const into initializers, Variable into extra inputs and Assign into extra outputs. Every other
-record is a GE IR operator (:mod:`openacl.graph_engine._ir_ops`) whose lowering writes ONNX nodes. Nodes of ONNX's own
-domain added with ``Graph.op`` go to onnxruntime as they are.
+record is an operator of the operator library (:mod:`openacl.ops.registry`, which ``acl.op`` reads too) whose
+lowering writes ONNX nodes. Nodes of ONNX's own domain added with ``Graph.op`` go to onnxruntime as they are.
 """
 
 from __future__ import annotations
 
-from openacl.graph_engine._ir import IrOp, ir
-from openacl.graph_engine._ir_ops import TABLE as _IR_TABLE
+from openacl.errors import GeError, GeStatus
+from openacl.ops import registry
+from openacl.ops.ir import IrOp, ir
 
 GE_DOMAIN = "openacl.ge"
 
@@ -56,7 +57,7 @@ _GRAPH_TYPES: tuple[IrOp, ...] = (
 )
 
 #: Every node type: the graph-level ones, then the GE IR operators.
-REGISTRY: dict[str, IrOp] = {record.type: record for record in _GRAPH_TYPES} | _IR_TABLE
+REGISTRY: dict[str, IrOp] = {record.type: record for record in _GRAPH_TYPES} | registry.REGISTRY
 #: The types with their own ``Graph`` method and their own handling in the passes and the lowering.
 GE_TYPES = frozenset(record.type for record in _GRAPH_TYPES)
 
@@ -79,3 +80,40 @@ def spec(op_type: str) -> IrOp:
 def runnable() -> list[str]:
     """The types openacl can run, sorted (the README shows how many)."""
     return sorted(t for t, record in REGISTRY.items() if record.unsupported is None)
+
+
+def unsupported(op_type: str, reason: str) -> GeError:
+    return GeError(GeStatus.UNSUPPORTED, f"{op_type} cannot run in openacl: {reason}")
+
+
+#: GE ``Format`` numbers of NPU storage layouts: tensors in them hold Ascend's tiled bytes, which openacl does not
+#: keep (it runs ND, NCHW, NHWC and the other plain layouts).
+NPU_FORMATS: dict[int, str] = {
+    3: "FORMAT_NC1HWC0",
+    4: "FORMAT_FRACTAL_Z",
+    5: "FORMAT_NC1C0HWPAD",
+    6: "FORMAT_NHWC1C0",
+    12: "FORMAT_NC1HWC0_C04",
+    13: "FORMAT_FRACTAL_Z_C04",
+    17: "FORMAT_NC1KHKWHWC0",
+    28: "FORMAT_FRACTAL_ZZ",
+    29: "FORMAT_FRACTAL_NZ",
+    32: "FORMAT_NDC1HWC0",
+    33: "FORMAT_FRACTAL_Z_3D",
+    37: "FORMAT_FRACTAL_Z_3D_TRANSPOSE",
+    38: "FORMAT_FRACTAL_ZN_LSTM",
+    39: "FORMAT_FRACTAL_Z_G",
+    44: "FORMAT_FRACTAL_ZN_RNN",
+    48: "FORMAT_FRACTAL_Z_WINO",
+    50: "FORMAT_FRACTAL_NZ_C0_16",
+    51: "FORMAT_FRACTAL_NZ_C0_32",
+}
+
+
+def check_format(what: str, fmt: int | None) -> None:
+    """UNSUPPORTED for a tensor declared in an NPU storage layout."""
+    if fmt is not None and fmt in NPU_FORMATS:
+        raise GeError(
+            GeStatus.UNSUPPORTED,
+            f"{what} is declared {NPU_FORMATS[fmt]} ({fmt}), an Ascend storage layout that openacl cannot run",
+        )

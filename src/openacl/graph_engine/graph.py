@@ -20,7 +20,8 @@ import onnx
 from onnx import numpy_helper
 
 from openacl import dtypes
-from openacl.graph_engine import _ir, _ops
+from openacl.graph_engine import _ops
+from openacl.ops import ir
 
 __all__ = ["DEFAULT_OPSET", "DT_FLOAT", "FORMAT_ND", "GE_DOMAIN", "UNCONNECTED", "Graph", "Node", "PortDesc", "Tensor"]
 
@@ -284,7 +285,7 @@ class Graph:
         """
         record = _ops.spec(op_type)
         if record.unsupported is not None:
-            raise _ir.unsupported(op_type, record.unsupported)
+            raise _ops.unsupported(op_type, record.unsupported)
         if record.builder_only:
             raise ValueError(f"{op_type} nodes are made with Graph.{op_type.lower()}(...), not ge_op")
         if len(inputs) != len(record.inputs):
@@ -307,7 +308,7 @@ class Graph:
         values = dict(attrs or {})
         for attr in record.attrs:
             if attr.name in values:
-                values[attr.name] = _ir.check_attr(op_type, attr, values[attr.name])
+                values[attr.name] = ir.check_attr(op_type, attr, values[attr.name])
             elif attr.required:
                 raise TypeError(f"{op_type}: required attribute {attr.name!r} ({attr.kind}) is not given")
             else:

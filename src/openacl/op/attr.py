@@ -19,6 +19,32 @@ LIST_BOOL, LIST_INT, LIST_FLOAT, LIST_STRING = "list_bool", "list_int", "list_fl
 LIST_LIST_INT, LIST_DATA_TYPE = "list_list_int", "list_data_type"
 KINDS = (BOOL, INT, FLOAT, STRING, DATA_TYPE)
 KINDS += (LIST_BOOL, LIST_INT, LIST_FLOAT, LIST_STRING, LIST_LIST_INT, LIST_DATA_TYPE)
+#: The operator library's attribute kind (CANN's prototype kind) each setter's kind gives.
+IR_KINDS = {
+    BOOL: "Bool",
+    INT: "Int",
+    FLOAT: "Float",
+    STRING: "String",
+    DATA_TYPE: "Type",
+    LIST_BOOL: "ListBool",
+    LIST_INT: "ListInt",
+    LIST_FLOAT: "ListFloat",
+    LIST_STRING: "ListString",
+    LIST_LIST_INT: "ListListInt",
+    LIST_DATA_TYPE: "ListType",
+}
+SETTER_KINDS = {ir_kind: kind for kind, ir_kind in IR_KINDS.items()}
+
+
+def fits(kind: str, ir_kind: str) -> bool:
+    """Whether a value set as ``kind`` is one of ``ir_kind``: the same kind, or an int where a dtype number goes."""
+    return (
+        IR_KINDS.get(kind) == ir_kind
+        or (kind == INT and ir_kind == "Type")
+        or (kind == LIST_INT and ir_kind == "ListType")
+    )
+
+
 _INVALID = AclCode.ACL_ERROR_INVALID_PARAM
 _INT64 = (-(1 << 63), (1 << 63) - 1)
 

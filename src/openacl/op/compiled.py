@@ -29,8 +29,10 @@ from openacl.errors import AclCode, AclError, ExecutionFailed
 from openacl.onnxrt import session_options
 from openacl.op import table
 from openacl.op.attr import OpAttr
-from openacl.op.lowering import Builder, Operand, OpRecord, Output, input_mismatch, output_mismatch
+from openacl.op.lowering import Operand, SingleOpContext
+from openacl.op.table import input_mismatch, output_mismatch
 from openacl.op.tensor_desc import TensorDesc
+from openacl.ops.ir import IrOp
 
 OPSET = 18
 IR_VERSION = 9
@@ -142,52 +144,56 @@ def _numpy_dtype(desc: TensorDesc, what: str) -> np.dtype:
         ) from None
 
 
-def _input_names(op: OpRecord, count: int) -> list[str]:
-    """The record's input name for each position (a dynamic input repeated as often as it was given)."""
-    names = list(op.inputs)
-    for k, name in enumerate(names):
-        if name.endswith("*"):
-            return names[:k] + [name] * (count - len(names) + 1) + names[k + 1 :]
-    return names[:count]
+def _inputs(op: IrOp, in_descs: list[TensorDesc]) -> tuple[list, list[Operand], dict[str, int]]:
+    """The descs by the record's inputs: one entry per input (a value name, None for an absent optional input, a
+    list for a dynamic one, which takes what the others leave), the operands, and each dynamic input's count."""
+    kinds = [spec.kind for spec in op.inputs]
+    fixed = sum(1 for kind in kinds if kind != "dynamic")
+    required = sum(1 for kind in kinds if kind == "required") + kinds.count("dynamic")
+    dynamic = "dynamic" in kinds
+    if not (required <= len(in_descs) and (dynamic or len(in_descs) <= len(kinds))):
+        names = ", ".join(spec.name + {"optional": "?", "dynamic": "*"}.get(spec.kind, "") for spec in op.inputs)
+        raise input_mismatch(op.type, f"takes inputs {names}; {len(in_descs)} were given")
+    operands: list[Operand] = []
+    descs = iter(enumerate(in_descs))
 
-
-def _operands(op: OpRecord, in_descs: list[TensorDesc]) -> list[Operand | None]:
-    if not op.input_count_ok(len(in_descs)):
-        raise input_mismatch(op.op_type, f"takes inputs {', '.join(op.inputs)}; {len(in_descs)} were given")
-    operands: list[Operand | None] = []
-    for index, (name, desc) in enumerate(zip(_input_names(op, len(in_descs)), in_descs, strict=True)):
+    def take(name: str, optional: bool) -> str | None:
+        found = next(descs, None)
+        if found is None:
+            return None
+        index, desc = found
         if desc.is_absent:
-            if not name.endswith("?"):
-                raise input_mismatch(op.op_type, f"input {index} ({name}) is required, its desc is ACL_DT_UNDEFINED")
-            operands.append(None)
-            continue
-        dtype = _numpy_dtype(desc, f"{op.op_type} input {index}")
-        if not desc.is_static:
-            raise input_mismatch(op.op_type, f"input {index} ({name}) has dims {list(desc.dims)}: need real dims")
-        const = None
-        if desc.const is not None:
-            if len(desc.const) != desc.element_count() * dtype.itemsize:
-                raise input_mismatch(
-                    op.op_type,
-                    f"input {index} ({name}): const of {len(desc.const)} bytes for dims {list(desc.dims)} of {dtype}",
-                )
-            const = np.frombuffer(desc.const, dtype).reshape(desc.dims)
-        operands.append(Operand(f"x{index}", dtype, desc.dims, desc.format, const))
-    if not any(name.endswith("*") for name in op.inputs):
-        operands += [None] * (len(op.inputs) - len(operands))
-    return operands
+            if not optional:
+                raise input_mismatch(op.type, f"input {index} ({name}) is required, its desc is ACL_DT_UNDEFINED")
+            return None
+        operands.append(_operand(op.type, index, name, desc))
+        return operands[-1].name
+
+    entries: list = []
+    counts: dict[str, int] = {}
+    for spec in op.inputs:
+        if spec.kind == "dynamic":
+            n = len(in_descs) - fixed
+            counts[spec.name] = n
+            entries.append([take(spec.name, False) for _ in range(n)])
+        else:
+            entries.append(take(spec.name, spec.kind == "optional"))
+    return entries, operands, counts
 
 
-def _rename_outputs(b: Builder, names: list[str], inputs: set[str]) -> None:
-    """Make the lowering's result values the graph outputs y0, y1, ..."""
-    for i, name in enumerate(names):
-        target = f"y{i}"
-        if name in inputs or not any(name in node.output for node in b.nodes):
-            b.nodes.append(b.make_node("Identity", [name], [target]))
-            continue
-        for node in b.nodes:
-            node.output[:] = [target if out == name else out for out in node.output]
-            node.input[:] = [target if value == name else value for value in node.input]
+def _operand(op_type: str, index: int, name: str, desc: TensorDesc) -> Operand:
+    dtype = _numpy_dtype(desc, f"{op_type} input {index}")
+    if not desc.is_static:
+        raise input_mismatch(op_type, f"input {index} ({name}) has dims {list(desc.dims)}: need real dims")
+    const = None
+    if desc.const is not None:
+        if len(desc.const) != desc.element_count() * dtype.itemsize:
+            raise input_mismatch(
+                op_type,
+                f"input {index} ({name}): const of {len(desc.const)} bytes for dims {list(desc.dims)} of {dtype}",
+            )
+        const = np.frombuffer(desc.const, dtype).reshape(desc.dims)
+    return Operand(f"x{index}", dtype, desc.dims, desc.format, const)
 
 
 def _shape(value_info) -> tuple[int, ...]:
@@ -231,31 +237,27 @@ def _lower(op_type: str, in_descs: list[TensorDesc], out_descs: list[TensorDesc]
     from onnx import helper, shape_inference  # onnx takes half a second to import: only operator users pay
 
     op = table.record(op_type)
-    if len(out_descs) != len(op.outputs):
-        raise output_mismatch(op_type, f"has outputs {', '.join(op.outputs)}; {len(out_descs)} were given")
-    operands = _operands(op, in_descs)
-    attrs = table.resolve_attrs(op, attr)
-    outputs = [Output(_numpy_dtype(d, f"{op_type} output {i}"), d.dims) for i, d in enumerate(out_descs)]
-    b = Builder(op_type)
-    graph_inputs, feeds = [], []
-    for index, operand in enumerate(operands):
-        if operand is None:
-            continue
-        if operand.const is not None:
-            b.initializers.append(b.tensor(operand.const, operand.name))
-            continue
-        elem = helper.np_dtype_to_tensor_dtype(operand.dtype)
-        graph_inputs.append(helper.make_tensor_value_info(operand.name, elem, list(operand.shape)))
-        nbytes = math.prod(operand.shape) * operand.dtype.itemsize
-        feeds.append(Feed(index, operand.name, operand.dtype, operand.shape, nbytes))
-    names = op.lower(b, operands, attrs, outputs)
-    _rename_outputs(b, names, {vi.name for vi in graph_inputs} | {init.name for init in b.initializers})
+    dynamic_out = any(out.dynamic for out in op.outputs)
+    if len(out_descs) < len(op.outputs) - dynamic_out or (not dynamic_out and len(out_descs) != len(op.outputs)):
+        names = ", ".join(out.name + ("*" if out.dynamic else "") for out in op.outputs)
+        raise output_mismatch(op_type, f"has outputs {names}; {len(out_descs)} were given")
+    entries, operands, counts = _inputs(op, in_descs)
+    attrs = table.resolve_attrs(op, attr, counts)
+    out_dtypes = [_numpy_dtype(d, f"{op_type} output {i}") for i, d in enumerate(out_descs)]
+    ctx = SingleOpContext(op_type, OPSET, operands, out_dtypes)
+    feeds = tuple(
+        Feed(int(o.name[1:]), o.name, o.dtype, o.shape, math.prod(o.shape) * o.dtype.itemsize)
+        for o in operands
+        if o.const is None
+    )
+    names = [f"y{i}" for i in range(len(out_descs))]
+    op.lower(ctx, entries, attrs, names)
     graph = helper.make_graph(
-        b.nodes,
+        ctx.nodes,
         op_type,
-        graph_inputs,
-        [helper.make_empty_tensor_value_info(f"y{i}") for i in range(len(names))],
-        initializer=b.initializers,
+        ctx.graph_inputs,
+        [helper.make_empty_tensor_value_info(name) for name in names],
+        initializer=ctx.initializers,
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="openacl.op")
     model.ir_version = IR_VERSION
@@ -264,7 +266,7 @@ def _lower(op_type: str, in_descs: list[TensorDesc], out_descs: list[TensorDesc]
     except Exception as exc:
         reason = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
         raise input_mismatch(op_type, f"the inputs do not fit the operator: {reason}") from None
-    return inferred, tuple(feeds)
+    return inferred, feeds
 
 
 def infer(op_type: str, in_descs: list[TensorDesc], out_descs: list[TensorDesc], attr: OpAttr) -> tuple[Result, ...]:

@@ -1,56 +1,34 @@
-"""What an op-table record is, and the builder its lowering writes ONNX nodes with.
+"""The lowering context of one operator (:class:`openacl.ops.ir.LowerContext`): what its descs say, and the ONNX
+nodes and initializers its lowering writes.
 
-A lowering turns one CANN operator (its inputs' dtypes, shapes and constant values, its attributes, its
-outputs' descs) into ONNX nodes. Most are a single ONNX node; a few CANN operators need a couple (a transpose
-before a MatMul, a Cast after an ArgMax). Constant inputs (``set_tensor_const``) become initializers, so a
-lowering that needs a value at build time (ArgMaxV2's ``dimension``, Transpose's ``perm``) can read it.
-
-Errors a lowering raises carry CANN's matching codes: ``ACL_ERROR_OP_INPUT_NOT_MATCH`` for inputs the
-operator cannot take, ``ACL_ERROR_OP_ATTR_NOT_MATCH`` for attributes, ``ACL_ERROR_OP_OUTPUT_NOT_MATCH`` for
+A single operator knows every input's dtype, dims, format and (``set_tensor_const``) value and every output's
+dtype; a const input becomes an initializer, so a lowering that needs a value when it builds (ArgMaxV2's
+``dimension``, Transpose's ``perm``) can read it. Operands are not promoted: the descs must agree, as CANN's
+single-operator check wants. A failure carries CANN's matching code: ``ACL_ERROR_OP_INPUT_NOT_MATCH`` for inputs
+the operator cannot take, ``ACL_ERROR_OP_ATTR_NOT_MATCH`` for attributes, ``ACL_ERROR_OP_OUTPUT_NOT_MATCH`` for
 outputs.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
-from openacl.dtypes import onnx_from_numpy
-from openacl.errors import AclCode, AclError
+from openacl.dtypes import numpy_from_onnx, onnx_from_numpy
+from openacl.op.table import attr_mismatch, input_mismatch, output_mismatch
+from openacl.ops.ir import ATTR, INPUT, OUTPUT
+from openacl.ops.lowering import learn_types
 
-REQUIRED = object()  # an AttrSpec default: the program must set the attribute
-
-
-def input_mismatch(op_type: str, detail: str) -> AclError:
-    return AclError(AclCode.ACL_ERROR_OP_INPUT_NOT_MATCH, f"{op_type}: {detail}")
-
-
-def attr_mismatch(op_type: str, detail: str) -> AclError:
-    return AclError(AclCode.ACL_ERROR_OP_ATTR_NOT_MATCH, f"{op_type}: {detail}")
-
-
-def output_mismatch(op_type: str, detail: str) -> AclError:
-    return AclError(AclCode.ACL_ERROR_OP_OUTPUT_NOT_MATCH, f"{op_type}: {detail}")
-
-
-@dataclass(frozen=True)
-class AttrSpec:
-    """One CANN attribute: its kind (``openacl.op.attr`` kinds), default, and the ONNX attribute it becomes."""
-
-    name: str
-    kind: str
-    default: Any = REQUIRED
-    onnx: str = ""  # the ONNX attribute (or input) it maps to; "" when the lowering uses it otherwise
-    doc: str = ""
+_FAILURES = {INPUT: input_mismatch, ATTR: attr_mismatch, OUTPUT: output_mismatch}
 
 
 @dataclass(frozen=True)
 class Operand:
-    """One input as a lowering sees it: its ONNX value name, dtype, shape and, for a const, its value."""
+    """One input as its desc gives it: its ONNX value name, dtype, dims, format and, for a const, its value."""
 
     name: str
     dtype: np.dtype
@@ -58,102 +36,94 @@ class Operand:
     format: int = -1
     const: np.ndarray | None = None
 
-    @property
-    def rank(self) -> int:
-        return len(self.shape)
 
-
-@dataclass(frozen=True)
-class Output:
-    """One output desc as a lowering sees it."""
-
-    dtype: np.dtype
-    shape: tuple[int, ...]
-
-
-class Builder:
+class SingleOpContext:
     """Collects the nodes and initializers of one operator's ONNX graph."""
 
-    def __init__(self, op_type: str) -> None:
+    def __init__(self, op_type: str, opset: int, operands: Sequence[Operand], out_dtypes: Sequence[np.dtype]) -> None:
         # onnx takes over half a second to import: only a program that builds an operator pays for it.
         from onnx import helper, numpy_helper
 
-        self._helper = helper
-        self._numpy_helper = numpy_helper
+        self._helper, self._numpy_helper = helper, numpy_helper
         self.op_type = op_type
+        self.opset = opset
+        self.operands = {operand.name: operand for operand in operands}
+        self.out_dtypes = list(out_dtypes)
         self.nodes: list = []
         self.initializers: list = []
+        self.graph_inputs: list = []
+        self._dtypes = {operand.name: operand.dtype for operand in operands}
+        self._ranks = {operand.name: len(operand.shape) for operand in operands}
+        self._consts = {o.name: o.const for o in operands if o.const is not None}
         self._names = itertools.count()
+        for operand in operands:
+            if operand.const is not None:
+                self.initializers.append(numpy_helper.from_array(operand.const, operand.name))
+            else:
+                elem = helper.np_dtype_to_tensor_dtype(operand.dtype)
+                self.graph_inputs.append(helper.make_tensor_value_info(operand.name, elem, list(operand.shape)))
 
-    def make_node(self, onnx_type: str, inputs: list[str], outputs: list[str], **attributes: object):
-        return self._helper.make_node(onnx_type, inputs, outputs, **attributes)
+    def fail(self, detail: str, about: str = INPUT) -> NoReturn:
+        raise _FAILURES[about](self.op_type, detail)
 
-    def tensor(self, value: np.ndarray, name: str):
-        return self._numpy_helper.from_array(np.asarray(value), name)
-
-    def fresh(self, hint: str) -> str:
+    def _fresh(self, hint: str) -> str:
         return f"{hint}_{next(self._names)}"
 
-    def node(self, onnx_type: str, inputs: list[str], outputs: int = 1, **attributes: object) -> list[str]:
-        """Add one node; returns its output names."""
-        names = [self.fresh(onnx_type.lower()) for _ in range(outputs)]
-        self.nodes.append(self.make_node(onnx_type, inputs, names, **attributes))
-        return names
+    def emit(self, onnx_type: str, inputs: Sequence[str], outputs: Sequence[str] | int = 1, **attrs: Any) -> list[str]:
+        outs = [self._fresh(onnx_type.lower()) for _ in range(outputs)] if isinstance(outputs, int) else list(outputs)
+        tensors = {k: self._numpy_helper.from_array(v) for k, v in attrs.items() if isinstance(v, np.ndarray)}
+        self.nodes.append(self._helper.make_node(onnx_type, list(inputs), outs, **(attrs | tensors)))
+        if onnx_type == "Cast":
+            self._dtypes[outs[0]] = numpy_from_onnx(attrs["to"])
+        return outs
 
-    def one(self, onnx_type: str, inputs: list[str], **attributes: object) -> str:
-        return self.node(onnx_type, inputs, 1, **attributes)[0]
-
-    def constant(self, value: np.ndarray, hint: str = "const") -> str:
-        name = self.fresh(hint)
-        self.initializers.append(self.tensor(value, name))
+    def const(self, value: Any, dtype: Any = None) -> str:
+        array = np.asarray(value, dtype=dtype)
+        name = self._fresh("const")
+        self.initializers.append(self._numpy_helper.from_array(array, name))
+        self._consts[name], self._dtypes[name], self._ranks[name] = array, array.dtype, array.ndim
         return name
 
-    def int64s(self, values: list[int] | tuple[int, ...], hint: str = "ints") -> str:
-        if not all(-(1 << 63) <= v < 1 << 63 for v in values):
-            raise input_mismatch(self.op_type, f"{hint} {list(values)} do not fit int64")
-        return self.constant(np.asarray(values, dtype=np.int64), hint)
+    def value(self, tensor: str) -> np.ndarray | None:
+        return self._consts.get(tensor)
 
-    def cast(self, name: str, dtype: np.dtype) -> str:
-        return self.one("Cast", [name], to=onnx_from_numpy(dtype))
+    def dtype(self, tensor: str) -> np.dtype:
+        if tensor not in self._dtypes:
+            self._infer()
+        if tensor not in self._dtypes:
+            self.fail(f"openacl cannot tell the dtype of {tensor!r}")
+        return self._dtypes[tensor]
 
-    def as_int64(self, operand: Operand) -> str:
-        """An integer input as an int64 value (ONNX shape/axes inputs want int64, CANN often passes int32)."""
-        if operand.dtype.kind not in "iu":
-            raise input_mismatch(self.op_type, f"input {operand.name} must be an integer tensor, not {operand.dtype}")
-        if operand.const is not None:
-            return self.int64s(operand.const.astype(np.int64).reshape(-1).tolist(), "ints")
-        return operand.name if operand.dtype == np.int64 else self.cast(operand.name, np.dtype(np.int64))
+    def rank(self, tensor: str) -> int | None:
+        if tensor not in self._ranks:
+            self._infer()
+        return self._ranks.get(tensor)
 
-    def const_ints(self, operand: Operand, what: str) -> list[int]:
-        """The values of an input that this lowering needs at build time (``set_tensor_const``)."""
-        if operand.const is None:
-            raise input_mismatch(self.op_type, f"input {what} must be a const (acl.set_tensor_const)")
-        if operand.dtype.kind not in "iu":
-            raise input_mismatch(self.op_type, f"input {what} must hold integers, not {operand.dtype}")
-        return [int(v) for v in operand.const.reshape(-1)]
+    def shape(self, tensor: str) -> tuple[int, ...] | None:
+        operand = self.operands.get(tensor)
+        return operand.shape if operand is not None else None
 
+    def format(self, tensor: str) -> int | None:
+        operand = self.operands.get(tensor)
+        return operand.format if operand is not None else None
 
-Lower = Callable[[Builder, list[Operand | None], dict[str, Any], list[Output]], list[str]]
+    def out_dtype(self, index: int) -> np.dtype | None:
+        return self.out_dtypes[index] if index < len(self.out_dtypes) else None
 
+    def cast(self, tensor: str, dtype: Any) -> str:
+        dtype = np.dtype(dtype)
+        if self.dtype(tensor) == dtype:
+            return tensor
+        return self.emit("Cast", [tensor], to=onnx_from_numpy(dtype))[0]
 
-@dataclass(frozen=True)
-class OpRecord:
-    """One CANN operator type: its inputs, outputs, attributes, and how it becomes ONNX.
+    def meet(self, tensors: Sequence[str]) -> list[str]:
+        return list(tensors)
 
-    ``inputs`` are CANN's input names; a trailing ``?`` marks an optional input (absent: a desc of dtype
-    ACL_DT_UNDEFINED), a trailing ``*`` a dynamic input that takes one or more tensors (ConcatD's ``x``).
-    """
+    def subgraph(self, graph: Any, inputs: Sequence[str], tag: str) -> NoReturn:
+        self.fail(f"{tag}: a single operator has no subgraphs")
 
-    op_type: str
-    onnx: str  # the ONNX operator it mainly lowers to, for the README table
-    inputs: tuple[str, ...]
-    outputs: tuple[str, ...]
-    attrs: tuple[AttrSpec, ...]
-    lower: Lower
-    doc: str = ""
-
-    def input_count_ok(self, count: int) -> bool:
-        required = sum(1 for name in self.inputs if not name.endswith("?"))
-        if any(name.endswith("*") for name in self.inputs):
-            return count >= required
-        return required <= count <= len(self.inputs)
+    def _infer(self) -> None:
+        """ONNX type inference over the nodes written so far; what it learns is kept."""
+        graph = self._helper.make_graph(self.nodes, "infer", self.graph_inputs, [], initializer=self.initializers)
+        model = self._helper.make_model(graph, opset_imports=[self._helper.make_opsetid("", self.opset)])
+        learn_types(model, self._dtypes, self._ranks)

@@ -21,9 +21,9 @@ from openacl.gepy.error import from_engine
 from openacl.gepy.es.graph_builder import GraphBuilder, apply_op, convert_to_tensor_holder, resolve_builder
 from openacl.gepy.es.tensor_holder import TensorHolder
 from openacl.gepy.graph.graph import Graph
-from openacl.graph_engine import _ir
-from openacl.graph_engine._ir import IrOp
+from openacl.graph_engine import _ops
 from openacl.graph_engine._ops import SUMMARY
+from openacl.ops.ir import IrOp
 
 __all__ = ["make_function", "output_class"]
 
@@ -178,7 +178,7 @@ def _builder_of(record: IrOp, given: list[Any], owner: Any, tensor_like: bool) -
 
 def _unsupported(record: IrOp) -> Callable[..., Any]:
     def op_function(*args: Any, **kwargs: Any) -> Any:
-        raise from_engine(_ir.unsupported(record.type, record.unsupported or ""), record.type)
+        raise from_engine(_ops.unsupported(record.type, record.unsupported or ""), record.type)
 
     op_function.__name__ = op_function.__qualname__ = record.type
     op_function.__doc__ = f"{record.type}: not available in openacl ({record.unsupported})."

@@ -1,13 +1,15 @@
-"""What one record of the GE op table is: a GE IR operator (``REG_OP``) and how it becomes ONNX.
+"""What one record of the operator library is: a CANN operator prototype (GE's ``REG_OP``) and its lowering.
 
-A record declares what GE's operator prototype declares, in GE's order: inputs (required, optional ``?`` or
-dynamic ``*``), outputs (dynamic ``*``), attributes with their GE kind and default, subgraphs. GE-PY's op
-functions (``ge.es.all``) are generated from these records by GE's own rules, and the lowering turns one node
-into ONNX nodes when a session builds the graph. A record with ``unsupported`` set exists so that programs
-naming it fail with that reason instead of a NameError.
+A record declares what CANN's operator prototype declares, in its order: inputs (required, optional ``?`` or
+dynamic ``*``), outputs (dynamic ``*``), attributes with their kind and default, subgraphs. Both faces read it:
+``acl.op`` checks a single operator's descs and attributes against it, GE checks graph nodes and GE-PY generates
+its op functions (``ge.es.all``) from it. A record with ``unsupported`` set exists so that programs naming it
+fail with that reason.
 
-The lowering sees its node through a :class:`LowerContext`: constant values of inputs, their dtypes (from the
-graph's declarations, then ONNX type inference), and a way to emit ONNX nodes and initializers.
+A lowering turns one operator into ONNX nodes through a :class:`LowerContext`, which each face implements
+(``openacl.op.lowering`` for one operator and its descs, ``openacl.graph_engine._lower`` for a node of a graph).
+What the faces know differs, and the context says it: a single operator knows every input's dtype, shape and
+desc format and every output's dtype; a graph node may know only what ONNX type inference tells.
 """
 
 from __future__ import annotations
@@ -18,9 +20,11 @@ from typing import Any, NoReturn, Protocol
 
 import numpy as np
 
-from openacl.errors import GeError, GeStatus
-
 REQUIRED: Any = type("Required", (), {"__repr__": lambda self: "REQUIRED"})()
+SAME: Any = type("Same", (), {"__repr__": lambda self: "SAME"})()  # IrAttr.op_default: as ``default``
+
+#: What a lowering's failure is about; ``acl.op`` answers each with its own code (INPUT/ATTR/OUTPUT_NOT_MATCH).
+INPUT, ATTR, OUTPUT = "input", "attribute", "output"
 
 #: GE attribute kinds (``REG_OP`` ``ATTR``/``REQUIRED_ATTR`` types) and the Python types GE-PY accepts for them.
 ATTR_KINDS = (
@@ -53,13 +57,24 @@ class IrOutput:
 
 @dataclasses.dataclass(frozen=True)
 class IrAttr:
+    """One attribute. ``default`` is the prototype's (what GE fills in). ``acl.op`` differs only where CANN's
+    single-operator call reads the value from the call itself: ``op_default`` is what it uses when a program
+    leaves the attribute unset (Cast's ``dst_type``: None, the output desc decides), and ``counts`` names the
+    dynamic input whose tensors the attribute counts (``N``): ``acl.op`` fills it in and checks a set value."""
+
     name: str
     kind: str
     default: Any = REQUIRED
+    op_default: Any = SAME
+    counts: str = ""
 
     @property
     def required(self) -> bool:
         return self.default is REQUIRED
+
+    @property
+    def single_op_default(self) -> Any:
+        return self.default if self.op_default is SAME else self.op_default
 
 
 @dataclasses.dataclass(frozen=True)
@@ -69,10 +84,10 @@ class IrSubgraph:
 
 
 class LowerContext(Protocol):
-    """What a lowering may ask while it turns one GE node into ONNX (implemented in
-    :mod:`openacl.graph_engine._lower`)."""
+    """What a lowering may ask while it turns one operator into ONNX."""
 
     op_type: str
+    opset: int  # the default domain's opset the nodes are written for (ReduceMean takes axes as an input from 18)
 
     def emit(self, onnx_type: str, inputs: Sequence[str], outputs: Sequence[str] | int = 1, **attrs: Any) -> list[str]:
         """Add an ONNX node; ``outputs`` are names or a count of fresh names. Returns the output names."""
@@ -89,14 +104,27 @@ class LowerContext(Protocol):
     def rank(self, tensor: str) -> int | None:
         """A tensor's rank when shape inference knows it."""
 
+    def shape(self, tensor: str) -> tuple[int, ...] | None:
+        """An input's dims when the face has descs (a single operator); None in a graph."""
+
+    def format(self, tensor: str) -> int | None:
+        """An input's desc format (``aclFormat``) when the face has descs; None in a graph."""
+
+    def out_dtype(self, index: int) -> np.dtype | None:
+        """Output ``index``'s dtype when the face is told it (a single operator's output desc); None in a graph."""
+
     def cast(self, tensor: str, dtype: Any) -> str:
         """``tensor`` as ``dtype`` (no node when it already is)."""
+
+    def meet(self, tensors: Sequence[str]) -> list[str]:
+        """The operands of an arithmetic operator at the dtype they meet at: a graph promotes them (GE's rule,
+        :func:`promote`); a single operator takes them as its descs say (CANN checks them, ONNX says which differ)."""
 
     def subgraph(self, graph: Any, inputs: Sequence[str], tag: str) -> Any:
         """A GE graph as an ONNX GraphProto whose Data ``i`` reads ``inputs[i]`` of the enclosing graph."""
 
-    def fail(self, detail: str) -> NoReturn:
-        """Raise the GeError that says why this node cannot be lowered."""
+    def fail(self, detail: str, about: str = INPUT) -> NoReturn:
+        """Raise the face's error that says why this operator cannot be lowered (``about``: INPUT, ATTR, OUTPUT)."""
 
 
 #: A lowering: ``(ctx, inputs, attrs, outputs)``. ``inputs`` has one entry per IR input: a tensor name, None for
@@ -121,6 +149,7 @@ class IrOp:
     builder_only: bool = False
     #: Outputs that write back the input of the same position (GE ``ref`` ports): ``{output: input}``.
     refs: tuple[tuple[str, str], ...] = ()
+    doc: str = ""  # what it computes, for the README tables
 
     @property
     def dynamic_outputs(self) -> list[IrOutput]:
@@ -137,7 +166,7 @@ def ir(
     op_type: str,
     inputs: str = "",
     outputs: str = "y",
-    attrs: Sequence[tuple[Any, ...]] = (),
+    attrs: Sequence[tuple[Any, ...] | IrAttr] = (),
     subgraphs: str = "",
     *,
     lower: Lower | None = None,
@@ -145,11 +174,13 @@ def ir(
     unsupported: str | None = None,
     builder_only: bool = False,
     refs: Sequence[tuple[str, str]] = (),
+    doc: str = "",
 ) -> IrOp:
     """A record from GE's prototype in short form: ``ir("MatMul", "x1 x2 bias? offset_w?", "y", [...])``.
 
     Inputs ``name`` (required), ``name?`` (optional), ``name*`` (dynamic); outputs ``name`` or ``name*``;
-    attributes ``(name, kind)`` (required) or ``(name, kind, default)``; subgraphs ``name`` or ``name*``.
+    attributes ``(name, kind)`` (required), ``(name, kind, default)`` or an :class:`IrAttr`; subgraphs ``name`` or
+    ``name*``.
     """
     ins = []
     for token in inputs.split():
@@ -162,9 +193,10 @@ def ir(
     outs = tuple(IrOutput(t.rstrip("*"), t.endswith("*")) for t in outputs.split())
     attr_records = []
     for spec in attrs:
-        if spec[1] not in ATTR_KINDS:
-            raise ValueError(f"{op_type}: attribute {spec[0]!r} has unknown kind {spec[1]!r}")
-        attr_records.append(IrAttr(*spec))
+        record = spec if isinstance(spec, IrAttr) else IrAttr(*spec)
+        if record.kind not in ATTR_KINDS:
+            raise ValueError(f"{op_type}: attribute {record.name!r} has unknown kind {record.kind!r}")
+        attr_records.append(record)
     graphs = tuple(IrSubgraph(t.rstrip("*"), t.endswith("*")) for t in subgraphs.split())
     return IrOp(
         op_type,
@@ -177,6 +209,7 @@ def ir(
         onnx,
         builder_only,
         tuple(refs),
+        doc,
     )
 
 
@@ -244,40 +277,3 @@ def promote(a: np.dtype, b: np.dtype) -> np.dtype:
         return b
     common = np.promote_types(a, b)
     return common if common.kind in "iu" else np.dtype(np.int64)
-
-
-def unsupported(op_type: str, reason: str) -> GeError:
-    return GeError(GeStatus.UNSUPPORTED, f"{op_type} cannot run in openacl: {reason}")
-
-
-#: GE ``Format`` numbers of NPU storage layouts: tensors in them hold Ascend's tiled bytes, which openacl does not
-#: keep (it runs ND, NCHW, NHWC and the other plain layouts).
-NPU_FORMATS: dict[int, str] = {
-    3: "FORMAT_NC1HWC0",
-    4: "FORMAT_FRACTAL_Z",
-    5: "FORMAT_NC1C0HWPAD",
-    6: "FORMAT_NHWC1C0",
-    12: "FORMAT_NC1HWC0_C04",
-    13: "FORMAT_FRACTAL_Z_C04",
-    17: "FORMAT_NC1KHKWHWC0",
-    28: "FORMAT_FRACTAL_ZZ",
-    29: "FORMAT_FRACTAL_NZ",
-    32: "FORMAT_NDC1HWC0",
-    33: "FORMAT_FRACTAL_Z_3D",
-    37: "FORMAT_FRACTAL_Z_3D_TRANSPOSE",
-    38: "FORMAT_FRACTAL_ZN_LSTM",
-    39: "FORMAT_FRACTAL_Z_G",
-    44: "FORMAT_FRACTAL_ZN_RNN",
-    48: "FORMAT_FRACTAL_Z_WINO",
-    50: "FORMAT_FRACTAL_NZ_C0_16",
-    51: "FORMAT_FRACTAL_NZ_C0_32",
-}
-
-
-def check_format(what: str, fmt: int | None) -> None:
-    """UNSUPPORTED for a tensor declared in an NPU storage layout."""
-    if fmt is not None and fmt in NPU_FORMATS:
-        raise GeError(
-            GeStatus.UNSUPPORTED,
-            f"{what} is declared {NPU_FORMATS[fmt]} ({fmt}), an Ascend storage layout that openacl cannot run",
-        )
