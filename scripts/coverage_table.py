@@ -1,10 +1,10 @@
-"""Write the pyACL coverage tables into README.md: every function of pyACL, module by module, [x] or [ ] and why.
+"""Write the pyACL coverage tables into docs/coverage.md: every function of pyACL, module by module, [x] or [ ] and why.
 
     python scripts/coverage_table.py [SPEC]     (default: ../shared/spec/pyacl_surface.md, the reference notes)
 
 The function list is the whole of §2 of the notes (every pyACL function, with how many of Ascend's sample files
 call it); what openacl has is what the facade exports. A function openacl lacks shows its reason, taken from
-:data:`REASONS`, the one table of reasons. The tables go between the ``coverage`` markers in README.md;
+:data:`REASONS`, the one table of reasons. The tables go between the ``coverage`` markers in docs/coverage.md;
 tests/test_coverage_table.py checks that they match the facade and that every missing function has a reason.
 """
 
@@ -204,7 +204,7 @@ def main() -> int:
     spec = Path(sys.argv[1]) if len(sys.argv) > 1 else DEFAULT_SPEC
     functions = spec_functions(spec)
     implemented = facade_names()
-    readme = ROOT / "README.md"
+    readme = ROOT / "docs" / "coverage.md"
     text = readme.read_text(encoding="utf-8")
     head, _, rest = text.partition(START)
     _, _, tail = rest.partition(END)

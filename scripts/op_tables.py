@@ -1,10 +1,10 @@
-"""Write the operator tables into README.md from the operator library's registry (``openacl.ops.registry``).
+"""Write the operator tables into docs/acl-op.md and docs/gepy.md from the registry (``openacl.ops.registry``).
 
     python scripts/op_tables.py
 
 Two tables, each between its markers: the library by family (the *Single operators* section: ``acl.op`` runs
 every runnable type) and the GE op table (the *GE-PY* section: the same types plus the graph-level ones).
-tests/test_op_tables.py checks that README.md says what this script writes.
+tests/test_op_tables.py checks that those pages say what this script writes.
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ from openacl.ops.ir import IrOp
 from openacl.ops.registry import FAMILIES, REGISTRY, runnable
 
 ROOT = Path(__file__).resolve().parents[1]
-README = ROOT / "README.md"
+ACL_OP_PAGE = ROOT / "docs" / "acl-op.md"
+GEPY_PAGE = ROOT / "docs" / "gepy.md"
 OP_MARKERS = ("<!-- op-table:start -->", "<!-- op-table:end -->")
 GE_MARKERS = ("<!-- ge-op-table:start -->", "<!-- ge-op-table:end -->")
 
@@ -69,19 +70,23 @@ def ge_table() -> str:
     return textwrap.fill(text, width=116, break_on_hyphens=False)
 
 
-def render(text: str) -> str:
-    """``text`` with both tables written between their markers."""
-    for (start, end), body in ((OP_MARKERS, library_table()), (GE_MARKERS, ge_table())):
-        head, found, rest = text.partition(start)
-        if not found or end not in rest:
-            raise SystemExit(f"README.md has no {start} ... {end}")
-        text = f"{head}{start}\n{body}\n{end}{rest.partition(end)[2]}"
-    return text
+def pages() -> list[tuple[Path, tuple[str, str], str]]:
+    """Each page, the markers its table stands between, and the table."""
+    return [(ACL_OP_PAGE, OP_MARKERS, library_table()), (GEPY_PAGE, GE_MARKERS, ge_table())]
+
+
+def render(text: str, markers: tuple[str, str], body: str) -> str:
+    """``text`` with ``body`` written between ``markers``."""
+    start, end = markers
+    head, found, rest = text.partition(start)
+    if not found or end not in rest:
+        raise SystemExit(f"no {start} ... {end}")
+    return f"{head}{start}\n{body}\n{end}{rest.partition(end)[2]}"
 
 
 def main() -> int:
-    text = README.read_text(encoding="utf-8")
-    README.write_text(render(text), encoding="utf-8")
+    for page, markers, body in pages():
+        page.write_text(render(page.read_text(encoding="utf-8"), markers, body), encoding="utf-8")
     return 0
 
 

@@ -1,4 +1,4 @@
-"""The README's operator tables are what ``scripts/op_tables.py`` writes from the operator library's registry."""
+"""The docs' operator tables are what ``scripts/op_tables.py`` writes from the operator library's registry."""
 
 from __future__ import annotations
 
@@ -11,9 +11,10 @@ op_tables = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(op_tables)
 
 
-def test_readme_op_tables_match_the_registry():
-    text = op_tables.README.read_text(encoding="utf-8")
-    assert op_tables.render(text) == text, "run scripts/op_tables.py"
+def test_docs_op_tables_match_the_registry():
+    for page, markers, body in op_tables.pages():
+        text = page.read_text(encoding="utf-8")
+        assert op_tables.render(text, markers, body) == text, f"run scripts/op_tables.py ({page.name})"
 
 
 def test_the_library_table_names_every_type_once_per_family():

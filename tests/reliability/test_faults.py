@@ -1,6 +1,6 @@
 """Faults: hostile callbacks, failing disks, teardown with work pending, processes killed mid-write.
 
-Each test states the documented outcome it holds openacl to (README: "Stream callbacks", "Models and dumps",
+Each test states the documented outcome it holds openacl to (docs/: "Stream callbacks", "Models and dumps",
 "GE sessions"). Bounded: the slowest pieces (sleeping callbacks, SIGKILLed children) take a second or two each.
 """
 

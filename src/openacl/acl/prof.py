@@ -1,6 +1,6 @@
 """``acl.prof``: profiling sessions that write msprof's summaries, model subscriptions that write operator
 records to a pipe, and msproftx stamps. State and checks live in ``openacl.runtime.prof`` and
-``openacl.model.profiled``; what a CPU cannot measure (AI Core counters) is described there and in the README.
+``openacl.model.profiled``; what a CPU cannot measure (AI Core counters) is described there and in docs/profiling.md.
 """
 
 from __future__ import annotations

@@ -78,7 +78,7 @@ def spec(op_type: str) -> IrOp:
 
 
 def runnable() -> list[str]:
-    """The types openacl can run, sorted (the README shows how many)."""
+    """The types openacl can run, sorted (docs/gepy.md shows how many)."""
     return sorted(t for t, record in REGISTRY.items() if record.unsupported is None)
 
 

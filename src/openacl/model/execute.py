@@ -154,7 +154,7 @@ def run(model: Model, feeds: list[np.ndarray], buffers: list[OutputTarget], devi
     Decision: a dumped step's outputs come from the same optimised session as any other step's, and its dump from
     the observed run of the model's own operators beside it, so turning a dump on never changes what a program
     reads (the two runs differ by onnxruntime's fusions, ~1e-6 relative). A dumped step therefore costs one plain
-    run more; the README's dump section gives the measured cost of this and of the alternatives. A profiled
+    run more; docs/models-and-dumps.md gives the measured cost of this and of the alternatives. A profiled
     step (``acl.prof``) runs on the model's profiled twin instead (``openacl.model.profiled``)."""
     feeds = aipp.resolve(feeds)
     index = model.next_step()

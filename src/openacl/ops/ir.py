@@ -144,12 +144,12 @@ class IrOp:
     subgraphs: tuple[IrSubgraph, ...] = ()
     lower: Lower | None = None
     unsupported: str | None = None
-    onnx: str = ""  # what it mainly lowers to, for the README table
+    onnx: str = ""  # what it mainly lowers to, for the docs table
     #: Types the graph builds with its own methods (Data, Const, Variable): no ``ge.es.all`` function.
     builder_only: bool = False
     #: Outputs that write back the input of the same position (GE ``ref`` ports): ``{output: input}``.
     refs: tuple[tuple[str, str], ...] = ()
-    doc: str = ""  # what it computes, for the README tables
+    doc: str = ""  # what it computes, for the docs tables
 
     @property
     def dynamic_outputs(self) -> list[IrOutput]:

@@ -1,6 +1,6 @@
 """The registry: every CANN operator type openacl knows, by type, from the family modules in one explicit list.
 
-Order matters only for the README tables (family by family); a type declared twice is an error at import.
+Order matters only for the docs tables (family by family); a type declared twice is an error at import.
 """
 
 from __future__ import annotations

@@ -86,7 +86,7 @@ class Thresholds:
 #: Per dtype class of the less precise side. fp16 and bf16 come from healthy device runs (fp32 accumulation,
 #: 16-bit storage) measured against an fp32 golden on a Conv/BN/Relu network: fp16 has a margin of 4x over the
 #: healthy run while a 5 % error in one layer's weights exceeds ``max_rel_l2`` by 10x; bf16, 8x coarser, about
-#: 3x both ways (README, "Comparing with an NPU dump"). Integers and bools must be equal.
+#: 3x both ways (docs/compare.md). Integers and bools must be equal.
 DEFAULT_THRESHOLDS: dict[str, Thresholds] = {
     "float64": Thresholds(max_rel=1e-3, max_rel_l2=1e-4, min_cosine=0.99999, floor=1e-300),
     "float32": Thresholds(max_rel=1e-2, max_rel_l2=1e-3, min_cosine=0.99999, floor=1e-30),
