@@ -11,10 +11,11 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from onnx import numpy_helper
 
-from openacl import dtypes
+from openacl import dtypes, lazy
 from openacl.graph_engine._ir import IrOp, LowerContext, ir, promote
+
+numpy_helper = lazy.module("onnx.numpy_helper")
 
 _INT64 = np.dtype(np.int64)
 _BIG = np.iinfo(np.int64).max

@@ -16,11 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import onnx
-from onnx import numpy_helper
 
-from openacl import dtypes
+from openacl import dtypes, lazy
 from openacl.graph_engine import _ir, _ops
+
+onnx = lazy.module("onnx")
+numpy_helper = lazy.module("onnx.numpy_helper")
 
 __all__ = ["DEFAULT_OPSET", "GE_DOMAIN", "Graph", "Node", "Tensor"]
 

@@ -19,8 +19,12 @@ from typing import Any
 
 import numpy as np
 
+from openacl import lazy
 from openacl.dtypes import onnx_from_numpy
 from openacl.errors import AclCode, AclError
+
+helper = lazy.module("onnx.helper")
+numpy_helper = lazy.module("onnx.numpy_helper")
 
 REQUIRED = object()  # an AttrSpec default: the program must set the attribute
 
@@ -75,9 +79,6 @@ class Builder:
     """Collects the nodes and initializers of one operator's ONNX graph."""
 
     def __init__(self, op_type: str) -> None:
-        # onnx takes over half a second to import: only a program that builds an operator pays for it.
-        from onnx import helper, numpy_helper
-
         self._helper = helper
         self._numpy_helper = numpy_helper
         self.op_type = op_type
