@@ -1,7 +1,12 @@
 """The house plan's import rules, checked over the package's source: floors import one way, no circles, and no
 function-level import of openacl (the ones that exist only to dodge a circle, or to reach a floor above). An
 import for annotations only (``if TYPE_CHECKING:``) counts too: a lower module names what it needs of a higher one
-with a Protocol of its own."""
+with a Protocol of its own.
+
+The heavy third-party libraries (:data:`LAZY_LIBRARIES`) load through ``openacl.lazy`` only: a module names one
+with ``name = lazy.module("library")`` at its top, never with an ``import`` statement (one under ``if
+TYPE_CHECKING:`` names types for annotations and loads nothing). ``lazy.module("openacl.x")`` counts as an import
+of ``openacl.x``, so the floor and circle rules hold through it too."""
 
 from __future__ import annotations
 
@@ -25,6 +30,7 @@ FLOORS: list[tuple[int, tuple[str, ...]]] = [
             "openacl.onnxrt",
             "openacl.division_guard",
             "openacl.atfork",
+            "openacl.lazy",
         ),
     ),
     (2, ("openacl.runtime",)),
@@ -40,6 +46,20 @@ LAZY_ALLOWED: dict[str, str] = {
     "openacl": "install() imports the facade only when asked to: `import openacl` stays light",
     "openacl.cli": "each subcommand imports its machinery when it runs: `openacl --help` loads no onnxruntime",
 }
+
+# Libraries that cost a program start-up time it may never use (ml_dtypes alone about half a second): each loads
+# through ``lazy.module`` where it is first needed. The CLI (LAZY_ALLOWED) imports them inside its subcommands.
+LAZY_LIBRARIES = (
+    "ml_dtypes",
+    "onnx",
+    "onnxruntime",
+    "av",
+    "PIL",
+    "google.protobuf",
+    "rich",
+    "tensorboardX",
+    "safetensors",
+)
 
 
 def module_name(path: Path) -> str:
@@ -59,8 +79,22 @@ def floor_of(name: str) -> int:
     return best[0]
 
 
+def lazy_modules(tree: ast.AST) -> list[ast.Call]:
+    """Every ``lazy.module(...)`` call in ``tree``."""
+    return [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "module"
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id == "lazy"
+    ]
+
+
 def imports_of(path: Path) -> tuple[set[str], list[tuple[str, int]]]:
-    """(openacl modules imported at module level, [(openacl module, line)] imported inside functions)."""
+    """(openacl modules imported at module level, [(openacl module, line)] imported inside functions); a
+    ``lazy.module("openacl.x")`` is an import of ``openacl.x`` at module level."""
     tree = ast.parse(path.read_text(), str(path))
     top: set[str] = set()
     nested: list[tuple[str, int]] = []
@@ -86,6 +120,10 @@ def imports_of(path: Path) -> tuple[set[str], list[tuple[str, int]]]:
             visit(child, nested_scope, in_type_checking)
 
     visit(tree, False, False)
+    for call in lazy_modules(tree):
+        name = call.args[0].value if call.args and isinstance(call.args[0], ast.Constant) else ""
+        if name == "openacl" or name.startswith("openacl."):
+            top.add(name)
     return top, nested
 
 
@@ -119,6 +157,41 @@ def test_no_function_level_import_of_openacl():
             if name not in LAZY_ALLOWED:
                 found.append(f"{name}:{line} imports {target} inside a function")
     assert not found, "\n".join(found)
+
+
+def is_lazy_library(name: str) -> bool:
+    return any(name == lib or name.startswith(lib + ".") for lib in LAZY_LIBRARIES)
+
+
+def test_heavy_libraries_load_only_through_lazy():
+    found = []
+    for name, path in known_modules().items():
+        tree = ast.parse(path.read_text(), str(path))
+        guarded = {
+            id(child)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.If) and ast.unparse(node.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING")
+            for child in ast.walk(node)
+        }
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                names = [node.module or ""]
+            else:
+                continue
+            if id(node) in guarded or name in LAZY_ALLOWED:
+                continue
+            found += [f"{name}:{node.lineno} imports {lib}: use lazy.module" for lib in names if is_lazy_library(lib)]
+        for call in lazy_modules(tree):
+            if len(call.args) != 1 or not isinstance(call.args[0], ast.Constant) or call.keywords:
+                found.append(f"{name}:{call.lineno} lazy.module takes one literal module name")
+    assert not found, "\n".join(found)
+
+
+def test_lazy_module_of_openacl_is_an_import_edge():
+    """The floor rules see through ``lazy.module``: a deferred import is still an import."""
+    assert "openacl.dump.proto.dump_data_pb2" in imports_of(SRC / "dump" / "format.py")[0]
 
 
 def test_no_import_circle():

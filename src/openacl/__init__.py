@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib
-import importlib.abc
 import importlib.machinery
 import importlib.util
 import sys
@@ -31,8 +30,11 @@ def install() -> None:
         sys.meta_path.insert(0, _GeFinder())
 
 
-class _GeFinder(importlib.abc.MetaPathFinder):
-    """``ge`` -> ``openacl.gepy``, ``ge.x.y`` -> ``openacl.gepy.x.y``: the same module objects under both names."""
+class _GeFinder:
+    """``ge`` -> ``openacl.gepy``, ``ge.x.y`` -> ``openacl.gepy.x.y``: the same module objects under both names.
+
+    A meta path finder and its loader by protocol, not ``importlib.abc``'s classes: importing that module (and
+    ``importlib.resources`` with it) would cost every ``import openacl`` more than the rest of this file."""
 
     def find_spec(
         self, fullname: str, path: object = None, target: object = None
@@ -51,7 +53,7 @@ class _GeFinder(importlib.abc.MetaPathFinder):
         )
 
 
-class _AliasLoader(importlib.abc.Loader):
+class _AliasLoader:
     def __init__(self, real: str) -> None:
         self.real = real
         self.real_spec: importlib.machinery.ModuleSpec | None = None

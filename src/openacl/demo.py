@@ -21,10 +21,14 @@ from pathlib import Path
 
 import numpy as np
 
-from openacl import acl, ge
+from openacl import acl, ge, lazy
 from openacl.atomicfile import write_text
 from openacl.dump.reader import read_dump
 from openacl.model.model import DEMO_MODEL
+
+ort = lazy.module("onnxruntime")
+rich_console = lazy.module("rich.console")
+rich_table = lazy.module("rich.table")
 
 ACL_MEM_MALLOC_HUGE_FIRST = 0
 ACL_MEMCPY_HOST_TO_DEVICE, ACL_MEMCPY_DEVICE_TO_HOST = 1, 2
@@ -38,8 +42,6 @@ def _check(ret: int, what: str) -> None:
 
 
 def _reference(inputs: list[np.ndarray]) -> list[np.ndarray]:
-    import onnxruntime as ort
-
     session = ort.InferenceSession(str(DEMO_MODEL), providers=["CPUExecutionProvider"])
     return [session.run(["probabilities"], {"input": x})[0] for x in inputs]
 
@@ -282,8 +284,6 @@ def ge_training(out: Path, steps: int = 120, n: int = 64) -> dict:
 
 
 def run_demo(out: Path = Path("openacl-demo"), quiet: bool = False, as_json: bool = False) -> int:
-    from rich.console import Console
-
     out = out.resolve()
     out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
@@ -314,7 +314,7 @@ def run_demo(out: Path = Path("openacl-demo"), quiet: bool = False, as_json: boo
     if as_json:
         print(json.dumps(report, indent=2))
         return 0 if ok else 1
-    console = Console()
+    console = rich_console.Console()
     if not quiet:
         _print_report(console, report)
     verdict = "all checks passed" if ok else "SOME CHECKS FAILED"
@@ -327,10 +327,8 @@ def _mark(ok: bool) -> str:
 
 
 def _print_report(console, report: dict) -> None:
-    from rich.table import Table
-
     s, d, c, g = (report[k] for k in ("stream_callbacks", "dump_to_files", "dump_callback", "ge_training"))
-    table = Table(title=f"openacl demo ({DEMO_MODEL.name}, outputs under {report['out']})", show_lines=True)
+    table = rich_table.Table(title=f"openacl demo ({DEMO_MODEL.name}, outputs under {report['out']})", show_lines=True)
     table.add_column("callback system")
     table.add_column("what happened")
     table.add_column("check", justify="center")

@@ -15,13 +15,17 @@ untouched.
 from __future__ import annotations
 
 import numpy as np
-import onnx
-from onnx import TensorProto, helper, numpy_helper
+
+from openacl import dtypes, lazy
+
+onnx = lazy.module("onnx")
+helper = lazy.module("onnx.helper")
+numpy_helper = lazy.module("onnx.numpy_helper")
 
 __all__ = ["DOMAIN", "guard"]
 
 DOMAIN = "openacl.guard"
-_TRAPPING = {TensorProto.INT32: np.int32, TensorProto.INT64: np.int64}
+_TRAPPING = {dtypes.onnx_from_numpy(t): t for t in (np.int32, np.int64)}  # TensorProto.INT32, INT64
 
 
 def guard(model: onnx.ModelProto) -> onnx.ModelProto | None:
@@ -110,12 +114,12 @@ def _constants(graph: onnx.GraphProto) -> dict[str, np.ndarray]:
     """Small inline constants (initializers and ``Constant`` nodes) by name; weights kept outside are skipped."""
     found: dict[str, np.ndarray] = {}
     for init in graph.initializer:
-        if init.data_location != TensorProto.EXTERNAL:
+        if init.data_location != onnx.TensorProto.EXTERNAL:
             found[init.name] = numpy_helper.to_array(init)
     for node in _nodes(graph):
         if node.op_type == "Constant" and node.domain in ("", "ai.onnx") and node.output:
             value = next((a for a in node.attribute if a.name == "value" and a.type == a.TENSOR), None)
-            if value is not None and value.t.data_location != TensorProto.EXTERNAL:
+            if value is not None and value.t.data_location != onnx.TensorProto.EXTERNAL:
                 found[node.output[0]] = numpy_helper.to_array(value.t)
     return found
 

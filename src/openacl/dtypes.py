@@ -10,11 +10,29 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterable
 
-import ml_dtypes
 import numpy as np
 
-#: ``bfloat16`` as a numpy dtype (ml_dtypes): ACL_BF16, the dump header's DT_BF16 and ONNX's BFLOAT16.
-BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
+from openacl import lazy
+
+# ml_dtypes takes half a second to import; only bfloat16 needs it. So no table below holds bfloat16: each lookup
+# that misses asks :func:`is_bfloat16` (which imports nothing), and ``BFLOAT16`` imports ml_dtypes when read.
+_ml_dtypes = lazy.module("ml_dtypes")
+_BF16_ONNX = 16  # ONNX TensorProto.BFLOAT16
+
+
+def __getattr__(name: str) -> np.dtype:
+    """``BFLOAT16``: ``bfloat16`` as a numpy dtype (ml_dtypes): ACL_BF16, the dump header's DT_BF16 and ONNX's
+    BFLOAT16. Read, it imports ml_dtypes (once; then it is a plain module attribute)."""
+    if name != "BFLOAT16":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()["BFLOAT16"] = dtype = np.dtype(_ml_dtypes.bfloat16)
+    return dtype
+
+
+def is_bfloat16(dtype: np.dtype) -> bool:
+    """Whether ``dtype`` is ml_dtypes' bfloat16, without importing ml_dtypes: a dtype of that name exists only
+    once something has imported it."""
+    return dtype.name == "bfloat16" and lazy.loaded(_ml_dtypes) and dtype == __getattr__("BFLOAT16")
 
 
 class AclDataType(enum.IntEnum):
@@ -198,7 +216,7 @@ _NUMPY_ACL_PROTO: list[tuple[np.dtype, AclDataType, ProtoDataType]] = [
     (np.dtype(np.bool_), AclDataType.ACL_BOOL, ProtoDataType.DT_BOOL),
     (np.dtype(np.complex64), AclDataType.ACL_COMPLEX64, ProtoDataType.DT_COMPLEX64),
     (np.dtype(np.complex128), AclDataType.ACL_COMPLEX128, ProtoDataType.DT_COMPLEX128),
-    (BFLOAT16, AclDataType.ACL_BF16, ProtoDataType.DT_BF16),
+    # bfloat16 (ACL_BF16, DT_BF16) is not a row: see is_bfloat16.
 ]
 
 _ACL_OF_NUMPY = {np_type: acl for np_type, acl, _ in _NUMPY_ACL_PROTO}
@@ -206,7 +224,7 @@ _PROTO_OF_NUMPY = {np_type: proto for np_type, _, proto in _NUMPY_ACL_PROTO}
 # ACL_BF16 has no numpy type on the way in (numpy_from_acl): it serves acl.op, whose one-node models run on
 # onnxruntime's CPU kernels, which have almost no bfloat16 ones, so acl.op answers UNSUPPORTED_DATA_TYPE for it.
 # Models (ONNX element types) and dumps (proto numbers) carry bfloat16 both ways.
-_NUMPY_OF_ACL = {acl: np_type for np_type, acl, _ in _NUMPY_ACL_PROTO if np_type != BFLOAT16}
+_NUMPY_OF_ACL = {acl: np_type for np_type, acl, _ in _NUMPY_ACL_PROTO}
 _NUMPY_OF_PROTO = {proto: np_type for np_type, _, proto in _NUMPY_ACL_PROTO}
 
 #: ONNX ``TensorProto.DataType`` numbers (kept here so this module needs no onnx import).
@@ -225,7 +243,6 @@ _ONNX_OF_NUMPY: dict[np.dtype, int] = {
     np.dtype(np.uint64): 13,
     np.dtype(np.complex64): 14,
     np.dtype(np.complex128): 15,
-    BFLOAT16: 16,
 }
 _NUMPY_OF_ONNX = {onnx: np_type for np_type, onnx in _ONNX_OF_NUMPY.items()}
 
@@ -237,7 +254,11 @@ ONNX_STRING = 8
 
 def acl_from_numpy(dtype: np.dtype | type) -> AclDataType:
     """The ACL dtype of a numpy dtype; ``ACL_DT_UNDEFINED`` for one ACL has no number for."""
-    return _ACL_OF_NUMPY.get(np.dtype(dtype), AclDataType.ACL_DT_UNDEFINED)
+    dtype = np.dtype(dtype)
+    code = _ACL_OF_NUMPY.get(dtype)
+    if code is None:
+        return AclDataType.ACL_BF16 if is_bfloat16(dtype) else AclDataType.ACL_DT_UNDEFINED
+    return code
 
 
 def numpy_from_acl(code: int) -> np.dtype:
@@ -258,8 +279,8 @@ def ge_from_numpy(dtype: np.dtype | type) -> int:
     """
     if np.dtype(dtype) == _OBJECT:
         return GE_STRING
-    code = _ACL_OF_NUMPY.get(np.dtype(dtype))
-    if code is None:
+    code = acl_from_numpy(dtype)
+    if code == AclDataType.ACL_DT_UNDEFINED:
         raise KeyError(f"numpy dtype {np.dtype(dtype)} has no GE data type")
     return int(code)
 
@@ -277,13 +298,19 @@ def numpy_from_ge(code: int) -> np.dtype:
 
 def proto_from_numpy(dtype: np.dtype | type) -> ProtoDataType:
     """The dump-header dtype of a numpy dtype; ``DT_UNDEFINED`` (raw bytes) for anything else."""
-    return _PROTO_OF_NUMPY.get(np.dtype(dtype), ProtoDataType.DT_UNDEFINED)
+    dtype = np.dtype(dtype)
+    code = _PROTO_OF_NUMPY.get(dtype)
+    if code is None:
+        return ProtoDataType.DT_BF16 if is_bfloat16(dtype) else ProtoDataType.DT_UNDEFINED
+    return code
 
 
 def numpy_from_proto(code: int) -> np.dtype:
     """The numpy dtype msaccucmp reads a dump-header dtype as (``DT_UNDEFINED`` is raw ``int8``)."""
     if code == ProtoDataType.DT_UNDEFINED:
         return np.dtype(np.int8)
+    if code == ProtoDataType.DT_BF16:
+        return __getattr__("BFLOAT16")
     return _NUMPY_OF_PROTO[ProtoDataType(code)]
 
 
@@ -298,18 +325,27 @@ def proto_name(code: int) -> str:
 def onnx_from_numpy(dtype: np.dtype | type) -> int:
     """The ONNX ``TensorProto`` element type of a numpy dtype (``STRING`` for an object array); ``KeyError`` if ONNX
     has none."""
-    if np.dtype(dtype) == _OBJECT:
+    dtype = np.dtype(dtype)
+    if dtype == _OBJECT:
         return ONNX_STRING
-    return _ONNX_OF_NUMPY[np.dtype(dtype)]
+    code = _ONNX_OF_NUMPY.get(dtype)
+    if code is None:
+        if not is_bfloat16(dtype):
+            raise KeyError(dtype)
+        return _BF16_ONNX
+    return code
 
 
 def numpy_from_onnx(elem_type: int) -> np.dtype:
     """The numpy dtype of an ONNX element type; ``KeyError`` for one numpy cannot hold."""
+    if elem_type == _BF16_ONNX:
+        return __getattr__("BFLOAT16")
     return _NUMPY_OF_ONNX[elem_type]
 
 
 #: Bytes per element of each ACL dtype (``aclDataTypeSize``); a dtype not listed (``ACL_STRING``, undefined) is 0.
 _ACL_SIZES: dict[int, int] = {int(acl): np_type.itemsize for np_type, acl, _ in _NUMPY_ACL_PROTO}
+_ACL_SIZES[int(AclDataType.ACL_BF16)] = 2
 
 
 def acl_dtype_size(code: int) -> int:
@@ -320,7 +356,7 @@ def acl_dtype_size(code: int) -> int:
 def is_floating(dtype: np.dtype | type) -> bool:
     """A floating-point dtype, bfloat16 included (numpy's ``issubdtype`` does not know ml_dtypes' types)."""
     dtype = np.dtype(dtype)
-    return dtype == BFLOAT16 or np.issubdtype(dtype, np.floating)
+    return is_bfloat16(dtype) or np.issubdtype(dtype, np.floating)
 
 
 def check_ints(values: Iterable[int], dtype: np.dtype | type) -> None:

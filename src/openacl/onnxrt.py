@@ -8,12 +8,11 @@ import ctypes
 import os
 
 import numpy as np
-import onnxruntime as ort
 
-from openacl import atfork
-from openacl.dtypes import BFLOAT16, ORT_BFLOAT16, onnx_from_numpy
+from openacl import atfork, dtypes, lazy
+from openacl.dtypes import ORT_BFLOAT16, is_bfloat16, onnx_from_numpy
 
-_ONNX_BFLOAT16 = onnx_from_numpy(BFLOAT16)
+ort = lazy.module("onnxruntime")
 
 # onnxruntime's log severities (``SessionOptions.log_severity_level``): 0 verbose, 1 info, 2 warning, 3 error, 4 fatal.
 ORT_LOG_ERROR = 3
@@ -93,8 +92,8 @@ def run(session, output_names: list[str], feeds: dict[str, np.ndarray], ort_valu
 
 def _ort_value(array: np.ndarray):
     array = np.ascontiguousarray(array)
-    if array.dtype == BFLOAT16:
-        return ort.OrtValue.ortvalue_from_numpy_with_onnx_type(array.view(np.uint16), _ONNX_BFLOAT16)
+    if is_bfloat16(array.dtype):
+        return ort.OrtValue.ortvalue_from_numpy_with_onnx_type(array.view(np.uint16), onnx_from_numpy(array.dtype))
     return ort.OrtValue.ortvalue_from_numpy(array)
 
 
@@ -103,7 +102,7 @@ def _numpy(value) -> np.ndarray:
         return value.numpy()
     shape = tuple(value.shape())
     size = value.tensor_size_in_bytes()
-    out = np.empty(shape, BFLOAT16)
+    out = np.empty(shape, dtypes.BFLOAT16)
     if size:
         ctypes.memmove(out.ctypes.data, value.data_ptr(), size)  # the OrtValue's own buffer, size bytes
     return out

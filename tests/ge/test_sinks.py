@@ -173,7 +173,7 @@ def test_a_failed_write_leaves_the_previous_checkpoints_intact(tmp_path, monkeyp
     def fail(*args, **kwargs):
         raise OSError(28, "No space left on device")
 
-    target = sinks if broken == "save_file" else sinks.os
+    target = sinks.safetensors_numpy if broken == "save_file" else sinks.os
     monkeypatch.setattr(target, broken, fail)
     staged = writer(1, {"v": np.array([2], F32)})
     writer.flush()

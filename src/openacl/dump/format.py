@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from openacl import atfork, dtypes
+from openacl import atfork, dtypes, lazy
 from openacl.dump.naming import (  # names and directories moved to naming.py; kept here for existing importers
     MAPPING_FILE_NAME,
     MAX_NAME_BYTES,
@@ -45,7 +45,9 @@ from openacl.dump.naming import (  # names and directories moved to naming.py; k
     sanitize,
     time_str,
 )
-from openacl.dump.proto import dump_data_pb2
+
+# protobuf and the dump schema's private pool load with the first header built, not with ``import acl``.
+dump_data_pb2 = lazy.module("openacl.dump.proto.dump_data_pb2")
 
 __all__ = [
     "DEFAULT_STATS",
@@ -326,7 +328,7 @@ def _compute_stats(array: np.ndarray, l2norm: bool) -> _Stats | None:
 
 
 def _stats_of(array: np.ndarray, l2norm: bool) -> _Stats | None:
-    if array.dtype == dtypes.BFLOAT16:
+    if dtypes.is_bfloat16(array.dtype):
         array = array.astype(np.float32)  # exact: every bfloat16 is a float32
     dtype = array.dtype.newbyteorder("=") if not array.dtype.isnative else array.dtype
     if dtype in _STATS_FLOATS:

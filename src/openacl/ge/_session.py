@@ -14,12 +14,14 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
-import onnx
 
+from openacl import lazy
 from openacl.ge._status import returns_status
 from openacl.graph_engine import device_tensors, state
 from openacl.graph_engine import session as engine
 from openacl.graph_engine.graph import Graph
+
+onnx = lazy.module("onnx")
 
 __all__ = ["Session", "ge_finalize", "ge_initialize", "is_initialized"]
 

@@ -10,13 +10,14 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-import onnx
-import onnxruntime as ort
 
-from openacl import dtypes, onnxrt
+from openacl import dtypes, lazy, onnxrt
 from openacl.graph_engine import _lower
 from openacl.graph_engine.graph import Graph
 from openacl.graph_engine.passes import CompiledGraph, checkpoint_handle
+
+onnx = lazy.module("onnx")
+ort = lazy.module("onnxruntime")
 
 InputSpec = tuple[str, np.dtype, tuple[int | None, ...] | None]
 

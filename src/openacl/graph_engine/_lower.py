@@ -14,15 +14,17 @@ from collections.abc import Mapping, Sequence
 from typing import Any, NoReturn
 
 import numpy as np
-import onnx
-from onnx import helper, numpy_helper
 
-from openacl import dtypes
+from openacl import dtypes, lazy
 from openacl.errors import GeError, GeStatus
 from openacl.graph_engine import _ops
 from openacl.graph_engine.passes import CompiledGraph
 from openacl.ops import ir
 from openacl.ops.lowering import learn_types
+
+onnx = lazy.module("onnx")
+helper = lazy.module("onnx.helper")
+numpy_helper = lazy.module("onnx.numpy_helper")
 
 #: IR version for graphs built in Python; models read by ``Graph.from_onnx`` keep their own.
 DEFAULT_IR_VERSION = 8

@@ -18,13 +18,15 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
-import onnx
 
+from openacl import lazy
 from openacl.dump import session as _dumps
 from openacl.dump.config import parse_dump_section
 from openacl.errors import AclError, GeError, GeStatus
 from openacl.model.observed import ObservedModel
 from openacl.model.skeleton import Weights
+
+onnx = lazy.module("onnx")
 
 __all__ = ["DUMP_OPTIONS", "GraphDump", "dump_session"]
 

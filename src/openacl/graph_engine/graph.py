@@ -16,12 +16,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import onnx
-from onnx import numpy_helper
 
-from openacl import dtypes
+from openacl import dtypes, lazy
 from openacl.graph_engine import _ops
 from openacl.ops import ir
+
+onnx = lazy.module("onnx")
+numpy_helper = lazy.module("onnx.numpy_helper")
 
 __all__ = ["DEFAULT_OPSET", "DT_FLOAT", "FORMAT_ND", "GE_DOMAIN", "UNCONNECTED", "Graph", "Node", "PortDesc", "Tensor"]
 

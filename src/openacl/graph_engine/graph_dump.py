@@ -15,14 +15,16 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import onnx
-from google.protobuf import text_format
-from onnx import helper, numpy_helper
 
-from openacl import atfork
+from openacl import atfork, lazy
 from openacl.atomicfile import write_text
 from openacl.graph_engine._ops import NET_OUTPUT
 from openacl.graph_engine.graph import Graph, Node
+
+onnx = lazy.module("onnx")
+text_format = lazy.module("google.protobuf.text_format")
+helper = lazy.module("onnx.helper")
+numpy_helper = lazy.module("onnx.numpy_helper")
 
 __all__ = ["dump_dir", "dump_to_file", "onnx_model", "proto_text", "readable_text", "subgraphs", "with_net_output"]
 

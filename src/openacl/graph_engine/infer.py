@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import onnx
-
-from openacl import dtypes
+from openacl import dtypes, lazy
 from openacl.errors import GeError
 from openacl.graph_engine import _ops
 from openacl.graph_engine._lower import lower
 from openacl.graph_engine.graph import FORMAT_ND, Graph, PortDesc
 from openacl.graph_engine.passes import compile_graph
+
+onnx = lazy.module("onnx")
 
 __all__ = ["infer_shape"]
 

@@ -29,9 +29,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
-import onnx
 
-from openacl import atfork
+from openacl import atfork, lazy
 from openacl.errors import AclCode, AclError, GeError, GeStatus, code_name
 from openacl.graph_engine import device_tensors, dumping, errmsg, passes, state
 from openacl.graph_engine._api import names_api, one_line, verbatim
@@ -41,6 +40,8 @@ from openacl.graph_engine.worker import AsyncWorker
 from openacl.log import get_logger
 from openacl.runtime import device as rt_device
 from openacl.runtime.sched.task import work_task
+
+onnx = lazy.module("onnx")
 
 __all__ = ["Session"]
 

@@ -20,18 +20,26 @@ import time
 import uuid
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from safetensors.numpy import save_file
-from tensorboardX import SummaryWriter
-from tensorboardX import crc32c as _tbx_crc32c
-from tensorboardX.proto import summary_pb2, tensor_pb2, tensor_shape_pb2, types_pb2
 
-from openacl import atfork
+from openacl import atfork, lazy
 from openacl.errors import GeStatus
 from openacl.graph_engine import errmsg
 from openacl.log import get_logger
+
+if TYPE_CHECKING:
+    from tensorboardX import SummaryWriter
+
+# Loaded when a sink is made or writes, not with ``openacl.ge``.
+safetensors_numpy = lazy.module("safetensors.numpy")
+tensorboardX = lazy.module("tensorboardX")
+_tbx_crc32c = lazy.module("tensorboardX.crc32c")
+summary_pb2 = lazy.module("tensorboardX.proto.summary_pb2")
+tensor_pb2 = lazy.module("tensorboardX.proto.tensor_pb2")
+tensor_shape_pb2 = lazy.module("tensorboardX.proto.tensor_shape_pb2")
+types_pb2 = lazy.module("tensorboardX.proto.types_pb2")
 
 __all__ = ["SafetensorsCheckpointWriter", "TensorBoardSummaryWriter", "native_crc32c", "parse_summary_key"]
 
@@ -67,7 +75,7 @@ class TensorBoardSummaryWriter:
         if not native_crc32c():
             log.warning("tensorboardX is not using the native crc32c package; writing events will be slow")
         self.logdir = Path(logdir)
-        self.writer = SummaryWriter(logdir=str(self.logdir), flush_secs=flush_secs)
+        self.writer = tensorboardX.SummaryWriter(logdir=str(self.logdir), flush_secs=flush_secs)
         self.step = 0
         self._kinds: dict[str, tuple[str, Callable[..., None]]] = {}
         self._lock = atfork.lock()
@@ -256,7 +264,7 @@ class SafetensorsCheckpointWriter:
         # ndarrays, or anything with __array__ (a GE-PY ge.graph.Tensor)
         arrays = {name: np.ascontiguousarray(np.asarray(value)) for name, value in tensors.items()}
         try:
-            save_file(arrays, tmp, metadata=metadata)
+            safetensors_numpy.save_file(arrays, tmp, metadata=metadata)
         except BaseException:
             tmp.unlink(missing_ok=True)
             raise

@@ -18,13 +18,16 @@ import struct
 import warnings
 from dataclasses import dataclass
 
-import av
 import numpy as np
-from PIL import Image, ImageOps
 
+from openacl import lazy
 from openacl.errors import AclCode, AclError
 from openacl.media.formats import JpegFormat
 from openacl.media.picture import Planes, chroma_shape
+
+av = lazy.module("av")
+Image = lazy.module("PIL.Image")
+ImageOps = lazy.module("PIL.ImageOps")
 
 # Frame-header markers: SOF0 baseline and SOF1 extended sequential (Huffman) are what JPEGD decodes; the
 # others are progressive (C2, C6, CA, CE), lossless (C3, C7, CB, CF) or arithmetic-coded (C9..CF).

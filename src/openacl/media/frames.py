@@ -7,10 +7,12 @@ outside the picture (stride padding) are left as they are.
 
 from __future__ import annotations
 
-import av
 import numpy as np
 
+from openacl import lazy
 from openacl.media.formats import PixelFormat
+
+av = lazy.module("av")
 
 # The FFmpeg pixel format each DVPP output format is produced in.
 AV_FORMATS: dict[int, str] = {

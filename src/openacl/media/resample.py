@@ -17,11 +17,14 @@ Pillow's NEAREST (pixel centres). The TensorFlow-1 modes map ``src = dst * in / 
 from __future__ import annotations
 
 import numpy as np
-from PIL import Image
+
+from openacl import lazy
+
+Image = lazy.module("PIL.Image")
 
 FILTERS = {0: "bilinear", 1: "bilinear", 2: "nearest", 3: "tf_bilinear", 4: "tf_nearest"}
 
-_PIL = {"bilinear": Image.Resampling.BILINEAR, "nearest": Image.Resampling.NEAREST}
+_PIL = {"bilinear": "BILINEAR", "nearest": "NEAREST"}  # Image.Resampling members by name: PIL loads at a resize
 
 
 def resize(plane: np.ndarray, width: int, height: int, method: str) -> np.ndarray:
@@ -31,7 +34,7 @@ def resize(plane: np.ndarray, width: int, height: int, method: str) -> np.ndarra
         return plane
     if method in _PIL:
         image = Image.fromarray(np.ascontiguousarray(plane))
-        return np.asarray(image.resize((width, height), _PIL[method]))
+        return np.asarray(image.resize((width, height), Image.Resampling[_PIL[method]]))
     ys = np.arange(height, dtype=np.float64) * (h / height)
     xs = np.arange(width, dtype=np.float64) * (w / width)
     if method == "tf_nearest":

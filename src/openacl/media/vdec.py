@@ -48,9 +48,7 @@ import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import av
-
-from openacl import atfork
+from openacl import atfork, lazy
 from openacl.errors import AclCode, AclError
 from openacl.media import chip as _chip
 from openacl.media import descs as _descs
@@ -61,6 +59,8 @@ from openacl.media.video_channel import destroy_channel_desc as destroy_channel_
 from openacl.runtime import memory as _memory
 from openacl.runtime.fields import Field, Fields, only
 from openacl.runtime.handles import HandleTable
+
+av = lazy.module("av")
 
 _INVALID = AclCode.ACL_ERROR_INVALID_PARAM
 

@@ -45,9 +45,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 
-import av
-
-from openacl import atfork
+from openacl import atfork, lazy
 from openacl.errors import AclCode, AclError
 from openacl.media import chip as _chip
 from openacl.media import descs as _descs
@@ -58,6 +56,8 @@ from openacl.media.video_channel import destroy_channel_desc as destroy_channel_
 from openacl.runtime import memory as _memory
 from openacl.runtime.fields import Field, Fields, only
 from openacl.runtime.handles import HandleTable
+
+av = lazy.module("av")
 
 _INVALID = AclCode.ACL_ERROR_INVALID_PARAM
 

@@ -14,17 +14,18 @@ import argparse
 import sys
 from pathlib import Path
 
+from openacl import lazy
 from openacl.atomicfile import replacing
 from openacl.errors import AclError
 from openacl.model import aipp_config, dynamic
 from openacl.model import model as _model
 
+onnx = lazy.module("onnx")
+
 
 def embed(model_path: str | Path, cfg_text: str, out_path: str | Path, input_format: str | None = None) -> None:
     """Write ``model_path`` with ``cfg_text`` (and ``input_format``) in its metadata to ``out_path``; raises
     ``AclError`` (``ACL_ERROR_PARSE_MODEL``, naming the rule) if openacl would refuse to load the result."""
-    import onnx
-
     model = onnx.load(str(model_path))
     values = {aipp_config.METADATA_KEY: cfg_text}
     if input_format is not None:

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from openacl import lazy
 from openacl.errors import AclCode, AclError
 from openacl.model.dataset import datasets
 from openacl.runtime import memory
@@ -41,6 +42,9 @@ from openacl.runtime.buffers import DataBuffer, data_buffers
 
 LAYOUT_KEY = "input_format"  # metadata naming the inputs' layout, after ATC's --input_format
 LAYOUTS = ("NCHW", "NHWC", "ND", "NCDHW", "NDHWC")  # what ATC's --input_format takes
+
+onnx = lazy.module("onnx")
+
 GEAR_INPUT_NAME = "ascend_mbatch_shape_data"  # ACL_DYNAMIC_TENSOR_NAME
 GEAR_INPUT_DTYPE = np.dtype(np.int64)
 MIN_GEARS, MAX_GEARS = 2, 100  # ATC's limits on a gear list
@@ -200,8 +204,6 @@ def declared(metadata: dict[str, str], names: Sequence[str], shapes: Sequence[Sh
 
 def output_shapes(proto, input_names: Sequence[str], gears: Gears) -> dict[Gear, list[Shape] | None]:
     """Each gear's output shapes by ONNX shape inference; None for a gear whose outputs it cannot fix."""
-    import onnx
-
     found: dict[Gear, list[Shape] | None] = {}
     for gear in gears.gears:
         fixed = onnx.ModelProto()

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from openacl import atfork, division_guard, onnxrt
+from openacl import atfork, division_guard, lazy, onnxrt
 from openacl.dtypes import ONNX_STRING, AclFormat, acl_from_numpy, numpy_from_onnx
 from openacl.dump import session as dump_session
 from openacl.errors import AclCode, AclError, ExecutionFailed
@@ -34,6 +34,8 @@ from openacl.model.observed import ObservedModel
 from openacl.onnxrt import session_options
 from openacl.runtime import memory
 from openacl.runtime.prof import session as prof_session
+
+onnx = lazy.module("onnx")
 
 log = get_logger("model")
 
@@ -150,8 +152,6 @@ class Model:
         path: str | None = None,
         dump_only: bool = False,
     ) -> None:
-        import onnx
-
         try:
             found = skeleton.of_file(path) if path is not None else skeleton.of_bytes(data or b"", skeleton.IN_MEMORY)
             proto = onnx.load_model_from_string(found.data)
@@ -471,8 +471,6 @@ def query_size_from_memory(addr: int, size: int) -> tuple[int, int]:
 
 
 def query_size_of_bytes(data: bytes, source: str) -> tuple[int, int]:
-    import onnx
-
     try:
         proto = onnx.load_model_from_string(data)
         inferred = onnx.shape_inference.infer_shapes(proto)

@@ -29,12 +29,14 @@ from typing import Protocol
 
 import numpy as np
 
-from openacl import onnxrt
+from openacl import lazy, onnxrt
 from openacl.dtypes import numpy_from_onnx
 from openacl.dump.selection import OpInfo
 from openacl.errors import AclCode, AclError, ExecutionFailed
 from openacl.model.skeleton import Weights
 from openacl.onnxrt import session_options
+
+onnx = lazy.module("onnx")
 
 #: Exposed bytes per segment. Values of unknown size count as :data:`UNKNOWN_VALUE_BYTES`.
 SEGMENT_BYTES = 32 * 1024 * 1024
@@ -111,8 +113,6 @@ def _reads(node) -> set[str]:
 
 def _value_types(model_proto) -> dict[str, object]:
     """Every value's ``TypeProto`` that onnx shape inference finds (only the graph's own when it fails)."""
-    import onnx
-
     graph = model_proto.graph
     try:
         inferred = onnx.shape_inference.infer_shapes(model_proto, strict_mode=False).graph
@@ -176,8 +176,6 @@ class ObservedModel:
         of ``input_shapes`` (the first dumped step's), so a dynamic-batch model is cut by its real sizes."""
         if input_shapes is None or all(_concrete(self._types, name) for name in self.input_names):
             return self._types
-        import onnx
-
         sized = onnx.ModelProto()
         sized.CopyFrom(self._proto)  # a skeleton: its large weights are external, so the copy is small
         for value in sized.graph.input:
@@ -279,8 +277,6 @@ class ObservedModel:
     def _session(self, start: int, stop: int, inputs: list[str], outputs: list[str], cut: bool):
         """A session of nodes ``[start, stop)`` reading ``inputs`` and giving ``outputs`` (the whole graph with
         ``outputs`` added when it is not ``cut``)."""
-        import onnx
-
         part = onnx.ModelProto()
         part.CopyFrom(self._proto)
         if cut:

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from openacl import atfork, onnxrt
+from openacl import atfork, lazy, onnxrt
 from openacl.errors import AclCode, AclError, ExecutionFailed
 from openacl.log import get_logger
 from openacl.model import model as _model
@@ -41,6 +41,8 @@ from openacl.model.model import Model
 from openacl.onnxrt import session_options
 from openacl.runtime.prof import session, stamps
 from openacl.runtime.prof.opdesc import OpTime
+
+ort = lazy.module("onnxruntime")
 
 log = get_logger("prof")
 
@@ -79,8 +81,6 @@ def _node_names(model: Model) -> list[tuple[str, str]]:
 
 
 def _build(model: Model) -> _Twin:
-    import onnxruntime as ort
-
     folder = tempfile.mkdtemp(prefix="openacl-prof-")
     options = session_options(optimize=False, prepack=False)
     onnxrt.share_arena(options)

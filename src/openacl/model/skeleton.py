@@ -21,7 +21,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from openacl import lazy
 from openacl.errors import AclCode, AclError
+
+numpy_helper = lazy.module("onnx.numpy_helper")
 
 LARGE_BYTES = 4096
 #: More top-level fields than any model has (opsets, metadata): bytes that are not a model are refused quickly.
@@ -271,8 +274,6 @@ class Weights:
 
     def array(self, tensor) -> np.ndarray:
         """An initializer of the skeleton as a read-only array, read from wherever its bytes are."""
-        from onnx import numpy_helper
-
         location = {entry.key: entry.value for entry in tensor.external_data}
         if self.data is not None and location.get("location") == IN_MEMORY:
             offset, size = int(location["offset"]), int(location["length"])

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from openacl import atfork, onnxrt
+from openacl import atfork, lazy, onnxrt
 from openacl.dtypes import numpy_from_acl, numpy_from_onnx
 from openacl.errors import AclCode, AclError, ExecutionFailed
 from openacl.onnxrt import session_options
@@ -33,6 +33,9 @@ from openacl.op.lowering import Operand, SingleOpContext
 from openacl.op.table import input_mismatch, output_mismatch
 from openacl.op.tensor_desc import TensorDesc
 from openacl.ops.ir import IrOp
+
+helper = lazy.module("onnx.helper")
+shape_inference = lazy.module("onnx.shape_inference")
 
 OPSET = 18
 IR_VERSION = 9
@@ -234,8 +237,6 @@ def _data_prop_is_safe(feeds) -> bool:
 
 def _lower(op_type: str, in_descs: list[TensorDesc], out_descs: list[TensorDesc], attr: OpAttr):
     """The operator's ONNX model (outputs untyped) with its types and shapes inferred, and its feeds."""
-    from onnx import helper, shape_inference  # onnx takes half a second to import: only operator users pay
-
     op = table.record(op_type)
     dynamic_out = any(out.dynamic for out in op.outputs)
     if len(out_descs) < len(op.outputs) - dynamic_out or (not dynamic_out and len(out_descs) != len(op.outputs)):

@@ -18,10 +18,14 @@ from typing import Any, NoReturn
 
 import numpy as np
 
+from openacl import lazy
 from openacl.dtypes import numpy_from_onnx, onnx_from_numpy
 from openacl.op.table import attr_mismatch, input_mismatch, output_mismatch
 from openacl.ops.ir import ATTR, INPUT, OUTPUT
 from openacl.ops.lowering import learn_types
+
+helper = lazy.module("onnx.helper")
+numpy_helper = lazy.module("onnx.numpy_helper")
 
 _FAILURES = {INPUT: input_mismatch, ATTR: attr_mismatch, OUTPUT: output_mismatch}
 
@@ -41,9 +45,6 @@ class SingleOpContext:
     """Collects the nodes and initializers of one operator's ONNX graph."""
 
     def __init__(self, op_type: str, opset: int, operands: Sequence[Operand], out_dtypes: Sequence[np.dtype]) -> None:
-        # onnx takes over half a second to import: only a program that builds an operator pays for it.
-        from onnx import helper, numpy_helper
-
         self._helper, self._numpy_helper = helper, numpy_helper
         self.op_type = op_type
         self.opset = opset

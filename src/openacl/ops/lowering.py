@@ -7,8 +7,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from openacl import dtypes
+from openacl import dtypes, lazy
 from openacl.ops.ir import ATTR, LowerContext
+
+onnx = lazy.module("onnx")
 
 INT64 = np.dtype(np.int64)
 INT64_MAX, INT64_MIN = (1 << 63) - 1, -(1 << 63)
@@ -68,10 +70,8 @@ def learn_types(model, dtypes_out: dict[str, np.dtype], ranks_out: dict[str, int
 
     Inference is a help, not a requirement: a model it refuses teaches nothing, and ``LowerContext.dtype`` says
     when nobody could tell."""
-    from onnx import shape_inference  # onnx takes half a second to import: only a lowering that asks pays
-
     try:
-        inferred = shape_inference.infer_shapes(model)
+        inferred = onnx.shape_inference.infer_shapes(model)
     except Exception:
         return
     for info in inferred.graph.value_info:

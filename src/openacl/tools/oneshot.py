@@ -70,7 +70,7 @@ def model_inputs(model: _model.Model, given: Mapping[str, np.ndarray]) -> list[n
     for desc in model.inputs:
         if desc.name in given:
             array = np.ascontiguousarray(given[desc.name])
-            if desc.dtype == dtypes.BFLOAT16 and array.dtype.kind == "f":
+            if dtypes.is_bfloat16(desc.dtype) and array.dtype.kind == "f":
                 array = array.astype(dtypes.BFLOAT16)  # .npy files cannot hold bfloat16: floats are rounded to it
             if array.dtype != desc.dtype:
                 raise BadArgument(

@@ -10,10 +10,14 @@ import csv
 import math
 import os
 
+from openacl import lazy
 from openacl.atomicfile import replacing
 from openacl.tools.compare import CompareResult
 from openacl.tools.metrics import shape_text
 from openacl.tools.pairing import STATS_REASON
+
+rich_table = lazy.module("rich.table")
+rich_text = lazy.module("rich.text")
 
 __all__ = ["CSV_HEADER", "render", "summary", "write_csv"]
 
@@ -91,9 +95,7 @@ def render(result: CompareResult, console, limit: int | None = 50) -> None:
     rows not compared are dim. At most ``limit`` rows are shown (``None``: all), always including the first
     divergence.
     """
-    from rich.table import Table
-    from rich.text import Text
-
+    Table, Text = rich_table.Table, rich_text.Text
     rows = result.rows
     first = next((i for i, row in enumerate(rows) if row is result.first_divergence), None)
     if first is None and result.first_divergence is not None:  # a result put together by hand

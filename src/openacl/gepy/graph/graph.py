@@ -8,13 +8,15 @@ from __future__ import annotations
 import enum
 from typing import Any
 
+from openacl import lazy
 from openacl.gepy._handle import OpaqueHandle
 from openacl.gepy.graph._attr import engine_value
 from openacl.gepy.graph.node import Node
 from openacl.graph_engine import graph_dump
-from openacl.graph_engine.air import codec as air
 from openacl.graph_engine.graph import Graph as EngineGraph
 from openacl.log import get_logger
+
+air = lazy.module("openacl.graph_engine.air.codec")  # its schema builds a protobuf pool: at the first AIR file
 
 __all__ = ["DumpFormat", "Graph"]
 

@@ -8,7 +8,13 @@ openacl's own, so a process that also loads GE's generated ``ge_ir_pb2`` (packag
 
 from __future__ import annotations
 
-from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+from openacl import lazy
+
+# This module is itself loaded at the first AIR file (``gepy.graph`` reads it through ``lazy``), and builds its pool
+# when loaded: these load protobuf then.
+descriptor_pb2 = lazy.module("google.protobuf.descriptor_pb2")
+descriptor_pool = lazy.module("google.protobuf.descriptor_pool")
+message_factory = lazy.module("google.protobuf.message_factory")
 
 __all__ = ["DATA_TYPES", "AttrDef", "GraphDef", "ModelDef", "NamedAttrs", "OpDef", "TensorDef", "TensorDescriptor"]
 

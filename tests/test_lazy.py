@@ -1,0 +1,152 @@
+"""openacl.lazy: heavy libraries load where first used, once, from any thread; and start-up loads none of them."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+import threading
+import uuid
+
+import numpy as np
+import pytest
+
+from openacl import dtypes, lazy
+
+# The libraries a program that never touches models, operators, DVPP, dumps, sinks or tables must not load.
+HEAVY = ["ml_dtypes", "onnx", "onnxruntime", "av", "PIL", "google.protobuf", "rich", "tensorboardX", "safetensors"]
+
+
+@pytest.fixture
+def counting_module(tmp_path, monkeypatch):
+    """A fresh module on ``sys.path`` that appends to a list each time its body runs; (name, runs, gate)."""
+    name = f"lazy_probe_{uuid.uuid4().hex}"
+    runs: list[str] = []
+    gate = threading.Event()
+    gate.set()
+    monkeypatch.setattr(sys, f"_{name}", (runs, gate), raising=False)
+    (tmp_path / f"{name}.py").write_text(
+        textwrap.dedent(
+            f"""
+            import sys, threading
+            _runs, _gate = sys._{name}
+            _runs.append(threading.current_thread().name)
+            _gate.wait(30)
+            VALUE = object()
+            """
+        )
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield name, runs, gate
+    sys.modules.pop(name, None)
+
+
+def test_a_proxy_imports_on_its_first_attribute_read_and_keeps_the_attribute(counting_module):
+    name, runs, _ = counting_module
+    proxy = lazy.module(name)
+    assert not lazy.loaded(proxy) and runs == []
+    value = proxy.VALUE
+    assert lazy.loaded(proxy) and len(runs) == 1
+    assert value is sys.modules[name].VALUE
+    assert proxy.VALUE is value and len(runs) == 1
+    assert "VALUE" in vars(proxy), "a read attribute is a plain attribute of the proxy afterwards"
+
+
+def test_naming_repr_and_dunder_reads_do_not_import(counting_module):
+    name, runs, _ = counting_module
+    proxy = lazy.module(name)
+    assert repr(proxy) == f"<lazy module {name!r}>"
+    assert not hasattr(proxy, "__wrapped__")
+    assert proxy.__name__ == name
+    assert runs == [] and not lazy.loaded(proxy)
+
+
+def test_a_missing_attribute_is_an_attribute_error_of_the_real_module(counting_module):
+    name, _, _ = counting_module
+    with pytest.raises(AttributeError, match="NOT_THERE"):
+        getattr(lazy.module(name), "NOT_THERE")  # noqa: B009 (the read under test)
+
+
+def test_threads_reading_a_proxy_at_once_import_the_module_once(counting_module):
+    name, runs, gate = counting_module
+    gate.clear()  # the first importer stays inside the module's body until the others have started
+    proxy = lazy.module(name)
+    got: list[object] = []
+    threads = [threading.Thread(target=lambda: got.append(proxy.VALUE), name=f"reader-{i}") for i in range(4)]
+    threads[0].start()
+    while not runs:  # the first reader is inside the import; the others arrive while it is
+        threading.Event().wait(0.001)
+    for thread in threads[1:]:
+        thread.start()
+    gate.set()
+    for thread in threads:
+        thread.join(30)
+    assert runs == ["reader-0"]
+    assert len(got) == 4 and all(value is sys.modules[name].VALUE for value in got)
+
+
+def test_bfloat16_lookups_without_a_table_row_for_it():
+    bf16 = dtypes.BFLOAT16
+    assert dtypes.is_bfloat16(bf16) and not dtypes.is_bfloat16(np.dtype(np.float16))
+    assert dtypes.acl_from_numpy(bf16) == dtypes.AclDataType.ACL_BF16
+    assert dtypes.ge_from_numpy(bf16) == 27
+    assert dtypes.proto_from_numpy(bf16) == dtypes.ProtoDataType.DT_BF16
+    assert dtypes.onnx_from_numpy(bf16) == 16
+    assert dtypes.numpy_from_onnx(16) == bf16 and dtypes.numpy_from_proto(27) == bf16
+    assert dtypes.is_floating(bf16) and dtypes.acl_dtype_size(27) == 2
+    with pytest.raises(KeyError):
+        dtypes.numpy_from_acl(27)  # acl.op has no bfloat16 (see dtypes)
+    assert dtypes.acl_from_numpy(np.dtype("datetime64[s]")) == dtypes.AclDataType.ACL_DT_UNDEFINED
+    with pytest.raises(KeyError):
+        dtypes.onnx_from_numpy(np.dtype("datetime64[s]"))
+
+
+def loaded_after(body: str) -> list[str]:
+    """The heavy libraries in ``sys.modules`` after ``body`` runs in a fresh interpreter."""
+    report = f"print(json.dumps([m for m in {HEAVY!r} if m in sys.modules]))"
+    program = f"import json, sys\n{textwrap.dedent(body)}\n{report}"
+    result = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout.splitlines()[-1])
+
+
+@pytest.mark.subprocess
+def test_regression_import_acl_loaded_every_heavy_library():
+    """``import acl`` + init + set_device took over half a second importing libraries the program never used."""
+    body = """
+        import openacl
+        openacl.install()
+        import acl
+        assert acl.init() == 0 and acl.rt.set_device(0) == 0
+        stream, ret = acl.rt.create_stream()
+        assert ret == 0 and acl.rt.destroy_stream(stream) == 0
+        assert acl.rt.reset_device(0) == 0 and acl.finalize() == 0
+    """
+    assert loaded_after(body) == []
+
+
+@pytest.mark.subprocess
+def test_regression_import_ge_and_help_loaded_heavy_libraries():
+    assert loaded_after("import openacl; openacl.install(); import ge, ge.session; from openacl import ge") == []
+    body = """
+        import contextlib, io
+        from openacl import cli
+        with contextlib.suppress(SystemExit), contextlib.redirect_stdout(io.StringIO()):
+            cli.main(["--help"])
+    """
+    assert loaded_after(body) == []
+
+
+@pytest.mark.subprocess
+def test_ml_dtypes_loads_when_bfloat16_is_asked_for():
+    body = """
+        import numpy as np
+        from openacl import dtypes
+        assert dtypes.acl_from_numpy(np.float32) == 0 and dtypes.proto_from_numpy(np.int8) == 3
+        assert not dtypes.is_floating(np.int32) and dtypes.onnx_from_numpy(np.float16) == 10
+        assert "ml_dtypes" not in sys.modules
+        import ml_dtypes
+        assert dtypes.numpy_from_onnx(16) == np.dtype(ml_dtypes.bfloat16)
+    """
+    assert loaded_after(body) == ["ml_dtypes"]
