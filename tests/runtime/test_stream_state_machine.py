@@ -197,18 +197,24 @@ class StreamMachine(RuleBasedStateMachine):
         self.forks = getattr(self, "forks", 0) + 1
         pid = os.fork()
         if pid == 0:
-            status = 1
+            status = 9  # the child raised
             try:
-                stream = acl.rt.create_stream()[0]
+                stream, ret = acl.rt.create_stream()
                 data = struct.pack("<i", 7)
                 ptr = acl.util.bytes_to_ptr(data)
-                ok = acl.rt.memcpy_async(self.cells[0], 4, ptr, 4, H2D, stream) == 0
-                ok = ok and acl.rt.synchronize_stream_with_timeout(stream, 5_000) == 0
-                status = 0 if ok and self._read(0) == 7 else 1
+                if ret != 0:
+                    status = 2
+                elif acl.rt.memcpy_async(self.cells[0], 4, ptr, 4, H2D, stream) != 0:
+                    status = 3
+                elif (ret := acl.rt.synchronize_stream_with_timeout(stream, 5_000)) != 0:
+                    status = 4 if ret == 507046 else 5  # 507046: the child's stream did not finish in 5 s
+                else:
+                    status = 0 if self._read(0) == 7 else 6
             finally:
                 os._exit(status)
         _, status = os.waitpid(pid, 0)
-        assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+        assert os.WIFEXITED(status), status
+        assert os.WEXITSTATUS(status) == 0, f"the child failed at step {os.WEXITSTATUS(status)}"
 
     @invariant()
     def callbacks_in_launch_order_and_correct(self) -> None:
