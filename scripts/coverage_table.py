@@ -22,7 +22,6 @@ START, END = "<!-- coverage:start -->", "<!-- coverage:end -->"
 MODULES = ("acl", "acl.rt", "acl.mdl", "acl.op", "acl.media", "acl.util", "acl.prof", "acl.blas", "acl.fv", "acl.himpi")
 
 _CORE_LIMITS = "limits on a chip's cube and vector cores, which the simulated device has not"
-_HOST_MAPPING = "mapping host memory into the device address space, which is one address space here"
 
 # Why openacl lacks a function: glob patterns over qualified names, the first match wins. One table for all.
 REASONS: dict[str, str] = {
@@ -46,8 +45,6 @@ REASONS: dict[str, str] = {
     "acl.rt.get_res_in_current_thread": _CORE_LIMITS,
     "acl.rt.device_task_abort": "aborting tasks already running needs the scheduler rework (runtime/sched/)",
     "acl.rt.stream_abort": "aborting tasks already running needs the scheduler rework (runtime/sched/)",
-    "acl.rt.device_*peer*": "peer access between chips over HCCS/PCIe; not yet modelled between simulated devices",
-    "acl.rt.*sys_param_opt": "system options (deterministic kernels, debug kernels) that select AI Core kernels",
     "acl.rt.reserve_mem_address": "virtual-memory management (reserve, map physical pages, share them)",
     "acl.rt.release_mem_address": "virtual-memory management (reserve, map physical pages, share them)",
     "acl.rt.*_physical": "virtual-memory management (reserve, map physical pages, share them)",
@@ -55,18 +52,13 @@ REASONS: dict[str, str] = {
     "acl.rt.mem_*shareable_handle": "virtual-memory pages shared between processes",
     "acl.rt.mem_get_allocation_granularity": "virtual-memory management (reserve, map physical pages, share them)",
     "acl.rt.device_get_bare_tgid": "the process id a real device sees, for sharing memory between processes",
-    "acl.rt.malloc_with_cfg": "allocation configs (module ids, VA flags) that only a real driver uses",
     "acl.rt.malloc_for_task_scheduler": "memory for the hardware task scheduler",
-    "acl.rt.malloc_host_with_cfg": "allocation configs (module ids, VA flags) that only a real driver uses",
     "acl.rt.*mem_uce*": "repair of uncorrectable memory errors (USE_MDL builds only)",
     "acl.rt.memcpy_async_with_condition": "conditional and descriptor copies built for device-side task launch",
     "acl.rt.*memcpy_desc*": "conditional and descriptor copies built for device-side task launch",
     "acl.rt.memcpy_async_with_desc": "conditional and descriptor copies built for device-side task launch",
     "acl.rt.ipc_*": "sharing device memory between processes; each openacl process has its own devices",
     "acl.rt.value_w*": "device-memory semaphores written and waited on by the hardware scheduler",
-    "acl.rt.host_register*": _HOST_MAPPING,
-    "acl.rt.host_unregister": _HOST_MAPPING,
-    "acl.rt.host_get_device_pointer": _HOST_MAPPING,
     "acl.rt.get_stream_available_num": "openacl does not limit streams, so no remaining count would be true",
     "acl.rt.get_event_avail_num": "openacl does not limit events, so no remaining count would be true",
     "acl.rt.get_thread_last_task_id": "task ids of the hardware task scheduler",
@@ -94,7 +86,6 @@ REASONS: dict[str, str] = {
     "acl.media.dvpp_vpc_make_border_async": "make-border exists only in pyACL builds with USE_MDL",
     "acl.media.*border*": "VPC's make-border operators and their border configs: not written yet",
     "acl.media.dvpp_vpc_pyr_down_async": "VPC's pyramid down-sampling: not written yet",
-    "acl.media.dvpp_malloc_with_cfg": "allocation configs (module ids, VA flags) that only a real driver uses",
     "acl.media.v[de][en]c_*_channel_desc_param": "typed parameter access by parameter-type enum, which no sample "
     "uses; every parameter it reaches has its own setter and getter",
     "acl.media.*": "DVPP, JPEG, PNG, VDEC and VENC (acl.media) are the DVPP issue's work",

@@ -20,6 +20,7 @@ from openacl.acl._args import (
     FailureOf,
     api,
     handle_list,
+    malloc_config,
     require_callable,
 )
 from openacl.media import descs as _descs
@@ -29,6 +30,7 @@ from openacl.media import png as _png
 from openacl.media import vdec as _vdec
 from openacl.media import venc as _venc
 from openacl.media import vpc as _vpc
+from openacl.runtime import alloc_config as _alloc_config
 
 __all__ = [
     "dvpp_create_batch_pic_desc",
@@ -73,6 +75,7 @@ __all__ = [
     "dvpp_jpeg_predict_dec_size",
     "dvpp_jpeg_predict_enc_size",
     "dvpp_malloc",
+    "dvpp_malloc_with_cfg",
     "dvpp_png_decode_async",
     "dvpp_png_get_image_info",
     "dvpp_png_predict_dec_size",
@@ -198,6 +201,12 @@ del _declared
 @api("k", VALUE)
 def dvpp_malloc(size):
     return _memory.dvpp_malloc(size)
+
+
+@api("kiO", VALUE)
+def dvpp_malloc_with_cfg(size, policy, cfg):
+    config = _alloc_config.parse(malloc_config(cfg, "acl.media.dvpp_malloc_with_cfg"))
+    return _memory.dvpp_malloc(size, policy, config.device_id)
 
 
 @api("k")

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from openacl.acl._args import BARE, CODE, VALUE, VALUES, ArgumentTypeError, api, require_callable
+from openacl.acl._args import BARE, CODE, VALUE, VALUES, ArgumentTypeError, api, malloc_config, require_callable
+from openacl.runtime import alloc_config as _alloc_config
 from openacl.runtime import attributes as _attributes
 from openacl.runtime import copies as _copies
 from openacl.runtime import device as _device
 from openacl.runtime import exceptions as _exceptions
 from openacl.runtime import memory as _memory
+from openacl.runtime import options as _options
 from openacl.runtime import platform as _platform
 from openacl.runtime import report as _report
 from openacl.runtime import timeouts as _timeouts
@@ -23,11 +25,17 @@ __all__ = [
     "create_stream",
     "create_stream_with_config",
     "ctx_get_current_default_stream",
+    "ctx_get_sys_param_opt",
+    "ctx_set_sys_param_opt",
     "destroy_context",
     "destroy_event",
     "destroy_stream",
     "destroy_stream_force",
+    "device_can_access_peer",
+    "device_disable_peer_access",
+    "device_enable_peer_access",
     "device_get_stream_priority_range",
+    "device_peer_access_status",
     "event_elapsed_time",
     "event_get_timestamp",
     "free",
@@ -49,14 +57,21 @@ __all__ = [
     "get_stream_attribute",
     "get_stream_id_from_exception_info",
     "get_stream_overflow_switch",
+    "get_sys_param_opt",
     "get_task_id_from_exception_info",
     "get_thread_id_from_exception_info",
     "get_user_dev_id_by_logic_dev_id",
+    "host_get_device_pointer",
+    "host_register",
+    "host_register_v2",
+    "host_unregister",
     "launch_callback",
     "malloc",
     "malloc_align32",
     "malloc_cached",
     "malloc_host",
+    "malloc_host_with_cfg",
+    "malloc_with_cfg",
     "mem_flush",
     "mem_invalidate",
     "memcpy",
@@ -84,6 +99,7 @@ __all__ = [
     "set_stream_attribute",
     "set_stream_failure_mode",
     "set_stream_overflow_switch",
+    "set_sys_param_opt",
     "stream_get_id",
     "stream_query",
     "stream_wait_event",
@@ -184,6 +200,46 @@ def get_logic_dev_id_by_phy_dev_id(phy_device_id):
 @api("i", VALUE)
 def get_phy_dev_id_by_logic_dev_id(logic_device_id):
     return _attributes.mapped_device_id(logic_device_id)
+
+
+@api("il")
+def set_sys_param_opt(opt, value):
+    _options.set_sys_param_opt(opt, value)
+
+
+@api("i", VALUE)
+def get_sys_param_opt(opt):
+    return _options.sys_param_opt(opt)
+
+
+@api("il")
+def ctx_set_sys_param_opt(opt, value):
+    _options.ctx_set_sys_param_opt(opt, value)
+
+
+@api("i", VALUE)
+def ctx_get_sys_param_opt(opt):
+    return _options.ctx_sys_param_opt(opt)
+
+
+@api("ii", VALUE)
+def device_can_access_peer(device_id, peer_device_id):
+    return _options.can_access_peer(device_id, peer_device_id)
+
+
+@api("iI")
+def device_enable_peer_access(peer_device_id, flags):
+    _options.enable_peer_access(peer_device_id, flags)
+
+
+@api("i")
+def device_disable_peer_access(peer_device_id):
+    _options.disable_peer_access(peer_device_id)
+
+
+@api("ii", VALUE)
+def device_peer_access_status(device_id, peer_device_id):
+    return _options.peer_access_status(device_id, peer_device_id)
 
 
 @api("", VALUES, failure=(0, 0))
@@ -390,6 +446,18 @@ def malloc_cached(size, policy):
     return _memory.malloc(size, policy, _device.current_device().id)  # coherent memory: cached is plain
 
 
+@api("kiO", VALUE)
+def malloc_with_cfg(size, policy, cfg):
+    config = _alloc_config.parse(malloc_config(cfg, "acl.rt.malloc_with_cfg"))
+    return _memory.malloc(size, policy, _alloc_config.device_for(config))
+
+
+@api("kO", VALUE)
+def malloc_host_with_cfg(size, cfg):
+    _alloc_config.parse(malloc_config(cfg, "acl.rt.malloc_host_with_cfg"))
+    return _memory.malloc_host(size)
+
+
 @api("k")
 def free(dev_ptr):
     _memory.free(dev_ptr)
@@ -423,6 +491,26 @@ def malloc_host(size):
 @api("k")
 def free_host(host_ptr):
     _memory.free_host(host_ptr)
+
+
+@api("kki", VALUE)
+def host_register(ptr, size, reg_type):
+    return _memory.host_register(ptr, size, reg_type)
+
+
+@api("KKI")
+def host_register_v2(ptr, size, flags):
+    _memory.host_register_flags(ptr, size, flags)
+
+
+@api("k")
+def host_unregister(ptr):
+    _memory.host_unregister(ptr)
+
+
+@api("KI", VALUE)
+def host_get_device_pointer(host_ptr, flag):
+    return _memory.host_device_pointer(host_ptr, flag)
 
 
 @api("kKkKi")
