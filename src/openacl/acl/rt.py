@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
-from openacl.acl._args import BARE, CODE, VALUE, VALUES, ArgumentTypeError, api, malloc_config, require_callable
+from openacl.acl._args import (
+    BARE,
+    CODE,
+    VALUE,
+    VALUES,
+    ArgumentTypeError,
+    api,
+    handle_list,
+    malloc_config,
+    require_callable,
+)
 from openacl.runtime import alloc_config as _alloc_config
 from openacl.runtime import attributes as _attributes
 from openacl.runtime import copies as _copies
 from openacl.runtime import device as _device
 from openacl.runtime import exceptions as _exceptions
 from openacl.runtime import memory as _memory
+from openacl.runtime import notify as _notify
 from openacl.runtime import options as _options
 from openacl.runtime import platform as _platform
 from openacl.runtime import report as _report
@@ -22,6 +33,7 @@ __all__ = [
     "create_event",
     "create_event_ex_with_flag",
     "create_event_with_flag",
+    "create_notify",
     "create_stream",
     "create_stream_with_config",
     "ctx_get_current_default_stream",
@@ -29,6 +41,7 @@ __all__ = [
     "ctx_set_sys_param_opt",
     "destroy_context",
     "destroy_event",
+    "destroy_notify",
     "destroy_stream",
     "destroy_stream_force",
     "device_can_access_peer",
@@ -50,6 +63,7 @@ __all__ = [
     "get_logic_dev_id_by_phy_dev_id",
     "get_logic_dev_id_by_user_dev_id",
     "get_mem_info",
+    "get_notify_id",
     "get_op_execute_timeout",
     "get_phy_dev_id_by_logic_dev_id",
     "get_primary_ctx_state",
@@ -80,6 +94,7 @@ __all__ = [
     "memcpy_async",
     "memset",
     "memset_async",
+    "notify_batch_reset",
     "peek_at_last_error",
     "pointer_get_attributes",
     "process_report",
@@ -88,6 +103,7 @@ __all__ = [
     "query_event_status",
     "query_event_wait_status",
     "record_event",
+    "record_notify",
     "reset_device",
     "reset_device_force",
     "reset_event",
@@ -111,6 +127,7 @@ __all__ = [
     "synchronize_stream",
     "synchronize_stream_with_timeout",
     "unsubscribe_report",
+    "wait_and_reset_notify",
 ]
 
 
@@ -426,6 +443,39 @@ def event_elapsed_time(start, end):
 @api("kk")
 def stream_wait_event(stream, event):
     _device.events.get(event).wait_on(_device.resolve(stream))
+
+
+# ----- notifies -----
+
+
+@api("K", VALUE)
+def create_notify(flag):
+    return _notify.create(flag)
+
+
+@api("k")
+def destroy_notify(notify):
+    _notify.destroy(notify)
+
+
+@api("kk")
+def record_notify(notify, stream):
+    _notify.record(notify, stream)
+
+
+@api("kkL")
+def wait_and_reset_notify(notify, stream, timeout):
+    _notify.wait_and_reset(notify, stream, timeout)
+
+
+@api("k", VALUE)
+def get_notify_id(notify):
+    return _notify.notify_id(notify)
+
+
+@api("O")
+def notify_batch_reset(notifies):
+    _notify.batch_reset(handle_list(notifies, "acl.rt.notify_batch_reset", "notifies"))
 
 
 # ----- memory -----
