@@ -45,7 +45,7 @@ from openacl.errors import AclCode, AclError
 from openacl.graph_engine import state as ge_state
 from openacl.model import bundle, model, profiled
 from openacl.op import execute as op_execute
-from openacl.runtime import device, exceptions, handles, memory, options, timeouts
+from openacl.runtime import device, exceptions, handles, memory, options, timeouts, vmm
 from openacl.runtime.sched import lock as _lock
 from openacl.runtime.sched import waitgraph
 
@@ -123,6 +123,7 @@ def reset(force: bool = True) -> None:
         handles.clear_all()
         memory.space.clear()
         memory.forget_registrations()
+        vmm.reset()
         options.reset()
         with _lock.locked:
             waitgraph.reset()

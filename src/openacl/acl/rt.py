@@ -24,6 +24,7 @@ from openacl.runtime import options as _options
 from openacl.runtime import platform as _platform
 from openacl.runtime import report as _report
 from openacl.runtime import timeouts as _timeouts
+from openacl.runtime import vmm as _vmm
 from openacl.runtime.sched import event as _event
 from openacl.runtime.sched import stream as _stream
 from openacl.runtime.sched.waiting import timeout_from_ms
@@ -53,6 +54,7 @@ __all__ = [
     "event_get_timestamp",
     "free",
     "free_host",
+    "free_physical",
     "get_context",
     "get_device",
     "get_device_count",
@@ -85,8 +87,11 @@ __all__ = [
     "malloc_cached",
     "malloc_host",
     "malloc_host_with_cfg",
+    "malloc_physical",
     "malloc_with_cfg",
+    "map_mem",
     "mem_flush",
+    "mem_get_allocation_granularity",
     "mem_invalidate",
     "memcpy",
     "memcpy2d",
@@ -104,6 +109,8 @@ __all__ = [
     "query_event_wait_status",
     "record_event",
     "record_notify",
+    "release_mem_address",
+    "reserve_mem_address",
     "reset_device",
     "reset_device_force",
     "reset_event",
@@ -126,6 +133,7 @@ __all__ = [
     "synchronize_event_with_timeout",
     "synchronize_stream",
     "synchronize_stream_with_timeout",
+    "unmap_mem",
     "unsubscribe_report",
     "wait_and_reset_notify",
 ]
@@ -591,6 +599,53 @@ def memset(dev_ptr, max_count, value, count):
 @api("kKiKk")
 def memset_async(dev_ptr, max_count, value, count, stream):
     _copies.enqueue_fill(_device.resolve(stream), dev_ptr, max_count, value, count)
+
+
+# ----- virtual memory -----
+
+
+def _physical_location(prop, qualname):
+    """aclrtPhysicalMemProp as pyACL takes it (``{"handleType", "allocationType", "memAttr", "location": {"id",
+    "type"}, "reserve"}``) -> (location type, device id); anything else is its parse TypeError."""
+    location = prop.get("location") if isinstance(prop, dict) else None
+    if not isinstance(location, dict) or not all(isinstance(location.get(k), int) for k in ("id", "type")):
+        raise ArgumentTypeError(f"{qualname} args parse failed")
+    return location["type"], location["id"]
+
+
+@api("kkkK", VALUE)
+def reserve_mem_address(size, alignment, expect_ptr, flags):
+    return _vmm.reserve(size, alignment, expect_ptr, flags)
+
+
+@api("k")
+def release_mem_address(vir_ptr):
+    _vmm.release(vir_ptr)
+
+
+@api("kOK", VALUE)
+def malloc_physical(size, prop, flags):
+    return _vmm.malloc_physical(size, *_physical_location(prop, "acl.rt.malloc_physical"), flags)
+
+
+@api("k")
+def free_physical(handle):
+    _vmm.free_physical(handle)
+
+
+@api("kkkkK")
+def map_mem(vir_ptr, size, offset, handle, flags):
+    _vmm.map_mem(vir_ptr, size, offset, handle, flags)
+
+
+@api("k")
+def unmap_mem(vir_ptr):
+    _vmm.unmap_mem(vir_ptr)
+
+
+@api("Oi", VALUE)
+def mem_get_allocation_granularity(prop, option):
+    return _vmm.granularity(*_physical_location(prop, "acl.rt.mem_get_allocation_granularity"), option)
 
 
 # ----- stream callbacks -----
