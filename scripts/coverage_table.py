@@ -79,8 +79,6 @@ REASONS: dict[str, str] = {
     "acl.op.*": "not written yet",
     "acl.media.*hist*": "histogram operators exist only in pyACL builds with USE_MDL",
     "acl.media.*lut_map*": "LUT operators exist only in pyACL builds with USE_MDL",
-    "acl.media.dvpp_vpc_make_border_async": "make-border exists only in pyACL builds with USE_MDL",
-    "acl.media.*border*": "VPC's make-border operators and their border configs: not written yet",
     "acl.media.dvpp_vpc_pyr_down_async": "VPC's pyramid down-sampling: not written yet",
     "acl.media.v[de][en]c_*_channel_desc_param": "typed parameter access by parameter-type enum, which no sample "
     "uses; every parameter it reaches has its own setter and getter",

@@ -86,6 +86,9 @@ def _string(value: object) -> str:
 
 
 def _double(value: object) -> float:
+    """CPython's ``"d"``: a number (``__float__`` or ``__index__``); a string is a TypeError, not parsed."""
+    if isinstance(value, (str, bytes, bytearray)):
+        raise TypeError
     return float(operator.index(value)) if isinstance(value, int) else float(value)  # type: ignore[arg-type]
 
 

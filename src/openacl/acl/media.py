@@ -34,6 +34,7 @@ from openacl.runtime import alloc_config as _alloc_config
 
 __all__ = [
     "dvpp_create_batch_pic_desc",
+    "dvpp_create_border_config",
     "dvpp_create_channel",
     "dvpp_create_channel_desc",
     "dvpp_create_jpege_config",
@@ -42,6 +43,7 @@ __all__ = [
     "dvpp_create_roi_config",
     "dvpp_create_stream_desc",
     "dvpp_destroy_batch_pic_desc",
+    "dvpp_destroy_border_config",
     "dvpp_destroy_channel",
     "dvpp_destroy_channel_desc",
     "dvpp_destroy_jpege_config",
@@ -50,6 +52,12 @@ __all__ = [
     "dvpp_destroy_roi_config",
     "dvpp_destroy_stream_desc",
     "dvpp_free",
+    "dvpp_get_border_config_border_type",
+    "dvpp_get_border_config_bottom",
+    "dvpp_get_border_config_left",
+    "dvpp_get_border_config_right",
+    "dvpp_get_border_config_top",
+    "dvpp_get_border_config_value",
     "dvpp_get_channel_desc_channel_id",
     "dvpp_get_jpege_config_level",
     "dvpp_get_pic_desc",
@@ -79,6 +87,12 @@ __all__ = [
     "dvpp_png_decode_async",
     "dvpp_png_get_image_info",
     "dvpp_png_predict_dec_size",
+    "dvpp_set_border_config_border_type",
+    "dvpp_set_border_config_bottom",
+    "dvpp_set_border_config_left",
+    "dvpp_set_border_config_right",
+    "dvpp_set_border_config_top",
+    "dvpp_set_border_config_value",
     "dvpp_set_channel_desc_mode",
     "dvpp_set_jpege_config_level",
     "dvpp_set_pic_desc_data",
@@ -104,12 +118,14 @@ __all__ = [
     "dvpp_vpc_batch_crop_and_paste_async",
     "dvpp_vpc_batch_crop_async",
     "dvpp_vpc_batch_crop_resize_async",
+    "dvpp_vpc_batch_crop_resize_make_border_async",
     "dvpp_vpc_batch_crop_resize_paste_async",
     "dvpp_vpc_convert_color_async",
     "dvpp_vpc_crop_and_paste_async",
     "dvpp_vpc_crop_async",
     "dvpp_vpc_crop_resize_async",
     "dvpp_vpc_crop_resize_paste_async",
+    "dvpp_vpc_make_border_async",
     "dvpp_vpc_resize_async",
     "vdec_create_channel",
     "vdec_create_channel_desc",
@@ -188,6 +204,7 @@ for _declared in (
     ("dvpp", "roi_config", _descs.roi_config_fields),
     ("dvpp", "resize_config", _descs.resize_config_fields),
     ("dvpp", "jpege_config", _descs.jpege_config_fields),
+    ("dvpp", "border_config", _descs.border_config_fields),
     ("vdec", "channel_desc", _vdec.channel_desc_fields, "vdec_channel_desc"),
     ("venc", "channel_desc", _venc.channel_desc_fields, "venc_channel_desc"),
     ("venc", "frame_config", _venc.frame_config_fields, "venc_frame_config"),
@@ -307,6 +324,26 @@ def dvpp_destroy_resize_config(resize_config):
 
 
 @api("", BARE)
+def dvpp_create_border_config():
+    return _descs.create_border_config()
+
+
+@api("k")
+def dvpp_destroy_border_config(border_config):
+    _descs.border_configs.remove(border_config)
+
+
+@api("kId")
+def dvpp_set_border_config_value(border_config, index, value):
+    _descs.set_border_value(border_config, index, value)
+
+
+@api("kI", BARE, failure=0.0)
+def dvpp_get_border_config_value(border_config, index):
+    return _descs.border_value(border_config, index)
+
+
+@api("", BARE)
 def dvpp_create_jpege_config():
     return _descs.create_jpege_config()
 
@@ -416,6 +453,25 @@ def _batch_lists(qualname: str, roi_nums, crop_areas, paste_areas=None):
     if len(pastes) != len(crops):
         raise ArgumentValueError("number of paste areas must equal the number of crop areas")
     return nums, crops, pastes
+
+
+@api("kkkkk")
+def dvpp_vpc_make_border_async(channel_desc, input_desc, output_desc, border_config, stream):
+    _vpc.make_border(channel_desc, input_desc, output_desc, border_config, stream)
+
+
+@api("kkOkOOkk")
+def dvpp_vpc_batch_crop_resize_make_border_async(
+    channel_desc, src_batch_desc, roi_nums, dst_batch_desc, crop_area, border_config, resize_config, stream
+):
+    qualname = "acl.media.dvpp_vpc_batch_crop_resize_make_border_async"
+    nums, crops, _ = _batch_lists(qualname, roi_nums, crop_area)
+    borders = handle_list(border_config, qualname, "border_config")
+    if len(borders) != len(crops):
+        raise ArgumentValueError("number of border configs must equal the number of crop areas")
+    _vpc.batch_crop_resize_make_border(
+        channel_desc, src_batch_desc, nums, dst_batch_desc, crops, borders, resize_config, stream
+    )
 
 
 _DST_BATCH = FailureOf(lambda args: args[3])  # a failed batch call returns the destination batch desc, as pyACL does

@@ -97,6 +97,18 @@ class JpegeConfig:
     level: int = 100
 
 
+@dataclass(eq=False)
+class BorderConfig:
+    """acldvppBorderConfig: how a make-border operation fills the border around the picture it places."""
+
+    border_type: int = 0  # acldvppBorderType: CONSTANT 0, REPLICATE 1, REFLECT 2, REFLECT_101 3
+    value: list[float] = field(default_factory=lambda: [0.0, 0.0, 0.0, 0.0])  # CONSTANT's value per channel
+    top: int = 0
+    bottom: int = 0
+    left: int = 0
+    right: int = 0
+
+
 channel_descs: HandleTable[ChannelDesc] = HandleTable("dvpp channel desc")
 pic_descs: HandleTable[PicDesc] = HandleTable("dvpp pic desc")
 batch_pic_descs: HandleTable[BatchPicDesc] = HandleTable("dvpp batch pic desc")
@@ -104,6 +116,9 @@ stream_descs: HandleTable[StreamDesc] = HandleTable("dvpp stream desc")
 roi_configs: HandleTable[RoiConfig] = HandleTable("dvpp roi config")
 resize_configs: HandleTable[ResizeConfig] = HandleTable("dvpp resize config")
 jpege_configs: HandleTable[JpegeConfig] = HandleTable("dvpp jpege config")
+border_configs: HandleTable[BorderConfig] = HandleTable("dvpp border config")
+BORDER_TYPES = range(0, 4)
+BORDER_VALUES = 4
 
 
 def _channel_mode(desc: ChannelDesc, mode: int) -> None:
@@ -135,6 +150,15 @@ roi_config_fields = Fields(roi_configs, left=_CORNER, right=_CORNER, top=_CORNER
 resize_config_fields = Fields(resize_configs, interpolation=Field("I", _interpolation))
 jpege_config_fields = Fields(
     jpege_configs, level=Field("I", only(lambda level: level <= 100, "jpege level {} is not in 0..100"))
+)
+_BORDER_WIDTH = Field("I", only(lambda width: width <= 0xFFFF, "border width {} is not a uint16"))  # C: uint16_t
+border_config_fields = Fields(
+    border_configs,
+    border_type=Field("i", only(lambda kind: kind in BORDER_TYPES, "border type {} is not one of 0..3")),
+    top=_BORDER_WIDTH,
+    bottom=_BORDER_WIDTH,
+    left=_BORDER_WIDTH,
+    right=_BORDER_WIDTH,
 )
 
 # Guards the check-then-change of channel and batch lifetimes (create/destroy racing each other); held for a few
@@ -249,6 +273,24 @@ def set_roi_config(handle: int, left: int, right: int, top: int, bottom: int) ->
 
 def create_resize_config() -> int:
     return resize_configs.add(ResizeConfig())
+
+
+def create_border_config() -> int:
+    return border_configs.add(BorderConfig())
+
+
+def _value_index(index: int) -> int:
+    if not 0 <= index < BORDER_VALUES:
+        raise AclError(_INVALID, f"border value index {index} is not in 0..{BORDER_VALUES - 1}")
+    return index
+
+
+def set_border_value(handle: int, index: int, value: float) -> None:
+    border_configs.get(handle).value[_value_index(index)] = value
+
+
+def border_value(handle: int, index: int) -> float:
+    return border_configs.get(handle).value[_value_index(index)]
 
 
 def create_jpege_config() -> int:
