@@ -50,6 +50,7 @@ __all__ = [
     "device_enable_peer_access",
     "device_get_stream_priority_range",
     "device_peer_access_status",
+    "device_task_abort",
     "event_elapsed_time",
     "event_get_timestamp",
     "free",
@@ -59,6 +60,7 @@ __all__ = [
     "get_device",
     "get_device_count",
     "get_device_id_from_exception_info",
+    "get_device_sat_mode",
     "get_error_code_from_exception_info",
     "get_event_id",
     "get_last_error",
@@ -85,6 +87,7 @@ __all__ = [
     "malloc",
     "malloc_align32",
     "malloc_cached",
+    "malloc_for_task_scheduler",
     "malloc_host",
     "malloc_host_with_cfg",
     "malloc_physical",
@@ -109,6 +112,7 @@ __all__ = [
     "query_event_wait_status",
     "record_event",
     "record_notify",
+    "reduce_async",
     "release_mem_address",
     "reserve_mem_address",
     "reset_device",
@@ -116,6 +120,7 @@ __all__ = [
     "reset_event",
     "set_context",
     "set_device",
+    "set_device_sat_mode",
     "set_exception_info_callback",
     "set_op_execute_time_out",
     "set_op_wait_timeout",
@@ -123,6 +128,7 @@ __all__ = [
     "set_stream_failure_mode",
     "set_stream_overflow_switch",
     "set_sys_param_opt",
+    "stream_abort",
     "stream_get_id",
     "stream_query",
     "stream_wait_event",
@@ -247,6 +253,21 @@ def ctx_get_sys_param_opt(opt):
     return _options.ctx_sys_param_opt(opt)
 
 
+@api("i")
+def set_device_sat_mode(mode):
+    _options.set_sat_mode(mode)
+
+
+@api("", VALUE)
+def get_device_sat_mode():
+    return _options.sat_mode()
+
+
+@api("iI")
+def device_task_abort(device_id, timeout):
+    _device.abort_device(device_id)
+
+
 @api("ii", VALUE)
 def device_can_access_peer(device_id, peer_device_id):
     return _options.can_access_peer(device_id, peer_device_id)
@@ -303,6 +324,11 @@ def synchronize_stream(stream):
 @api("ki")
 def synchronize_stream_with_timeout(stream, timeout):
     _device.resolve(stream).synchronize(timeout_from_ms(timeout))
+
+
+@api("k")
+def stream_abort(stream):
+    _device.abort_stream(_device.resolve(stream))
 
 
 @api("k", VALUE, failure=_stream.ACL_STREAM_STATUS_NOT_READY)
@@ -510,6 +536,13 @@ def malloc_with_cfg(size, policy, cfg):
     return _memory.malloc(size, policy, _alloc_config.device_for(config))
 
 
+@api("kiO", VALUE)
+def malloc_for_task_scheduler(size, policy, cfg):
+    """Memory the task scheduler reads: device memory like any other here."""
+    config = _alloc_config.parse(malloc_config(cfg, "acl.rt.malloc_for_task_scheduler"))
+    return _memory.malloc(size, policy, _alloc_config.device_for(config))
+
+
 @api("kO", VALUE)
 def malloc_host_with_cfg(size, cfg):
     _alloc_config.parse(malloc_config(cfg, "acl.rt.malloc_host_with_cfg"))
@@ -579,6 +612,11 @@ def memcpy(dst, dst_max, src, count, kind):
 @api("kKkKik")
 def memcpy_async(dst, dst_max, src, count, kind, stream):
     _copies.enqueue_copy(_device.resolve(stream), dst, dst_max, src, count, kind)
+
+
+@api("kkkiikk")
+def reduce_async(dst, src, count, kind, data_type, stream, reserve):
+    _copies.enqueue_reduce(_device.resolve(stream), dst, src, count, kind, data_type, reserve)
 
 
 @api("kkkkkki")

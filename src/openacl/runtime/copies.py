@@ -12,6 +12,9 @@ stream gets there (a free in between only unregisters the address, see ``memory`
 
 from __future__ import annotations
 
+import numpy as np
+
+from openacl.dtypes import BFLOAT16, AclDataType
 from openacl.errors import AclCode, AclError
 from openacl.runtime import memory
 from openacl.runtime.memory import Kind, Region, region_for, space
@@ -184,3 +187,56 @@ def enqueue_copy2d(
         copy2d(dst, dpitch, src, spitch, width, height, target, src_region)
 
     stream.enqueue(work_task("memcpy2d_async", work))
+
+
+# ----- reductions (aclrtReduceAsync): a copy that combines with what the destination holds -----
+
+ACL_RT_MEMCPY_SDMA_AUTOMATIC_SUM, ACL_RT_MEMCPY_SDMA_AUTOMATIC_MAX = 10, 11
+ACL_RT_MEMCPY_SDMA_AUTOMATIC_MIN, ACL_RT_MEMCPY_SDMA_AUTOMATIC_EQUAL = 12, 13
+_REDUCERS = {
+    ACL_RT_MEMCPY_SDMA_AUTOMATIC_SUM: np.add,
+    ACL_RT_MEMCPY_SDMA_AUTOMATIC_MAX: np.maximum,
+    ACL_RT_MEMCPY_SDMA_AUTOMATIC_MIN: np.minimum,
+}
+# The element types SDMA reduces (what HCCL hands it): int8/16/32, float16/32, bfloat16.
+_REDUCE_TYPES = {
+    AclDataType.ACL_INT8: np.dtype(np.int8),
+    AclDataType.ACL_INT16: np.dtype(np.int16),
+    AclDataType.ACL_INT32: np.dtype(np.int32),
+    AclDataType.ACL_FLOAT16: np.dtype(np.float16),
+    AclDataType.ACL_FLOAT: np.dtype(np.float32),
+    AclDataType.ACL_BF16: BFLOAT16,
+}
+
+
+def enqueue_reduce(stream: Stream, dst: int, src: int, count: int, kind: int, data_type: int, reserve: int) -> None:
+    """``dst[i] = op(dst[i], src[i])`` over ``count`` bytes of ``data_type`` elements, when the stream gets there.
+
+    Integers wrap and floats follow IEEE (inf, nan), as CPU arithmetic does. EQUAL, whose result the notes do not
+    describe, is ACL_ERROR_RT_FEATURE_NOT_SUPPORT rather than a guess.
+    """
+    if kind == ACL_RT_MEMCPY_SDMA_AUTOMATIC_EQUAL:
+        raise AclError(AclCode.ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "reduce kind EQUAL(13)")
+    reducer = _REDUCERS.get(kind)
+    if reducer is None:
+        raise AclError(_INVALID, f"reduce kind {kind} is not SUM(10), MAX(11), MIN(12) or EQUAL(13)")
+    dtype = _REDUCE_TYPES.get(data_type)  # type: ignore[call-overload]
+    if dtype is None:
+        raise AclError(_INVALID, f"data type {data_type} is not int8, int16, int32, float16, float or bfloat16")
+    if reserve != 0:
+        raise AclError(_INVALID, "reserve must be 0")
+    if count <= 0 or count % dtype.itemsize:
+        raise AclError(_INVALID, f"count {count} is not a positive multiple of the {dtype.itemsize}-byte element")
+    dst_region = region_for(dst, count, "destination", write=True)
+    src_region = region_for(src, count, "source")
+
+    def work() -> None:
+        _check_source_still_allocated("reduce_async", src_region)
+        target = memory.task_write_region(dst, count, "reduce_async", dst_region)
+        a = np.frombuffer(memory.read_bytes(dst, count, "destination"), dtype)
+        b = np.frombuffer(memory.read_bytes(src, count, "source"), dtype)
+        with np.errstate(over="ignore", invalid="ignore"):
+            result = reducer(a, b).astype(dtype)
+        memory.task_write(dst, result, "reduce_async", target)
+
+    stream.enqueue(work_task("reduce_async", work))

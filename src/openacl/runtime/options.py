@@ -1,4 +1,5 @@
-"""System parameter options and peer access between simulated devices: settings a program makes and reads back.
+"""System parameter options, the float saturation mode and peer access between simulated devices: settings a
+program makes and reads back.
 
 System options (``aclSysParamOpt``: deterministic kernels, debug kernels, strong consistency) select AI Core
 kernels on an NPU. CPU execution is deterministic and has no debug kernels, so here they are only stored: each
@@ -76,6 +77,28 @@ def ctx_sys_param_opt(opt: int) -> int:
     with _lock:
         table = dict(_context_opts.get(handle, {}))
     return _read(table, opt, "in the current context")
+
+
+# ----- float saturation mode -----
+
+# aclrtFloatOverflowMode: SATURATION 0 (an overflow clamps to the largest finite value), INFNAN 1 (IEEE inf/nan).
+ACL_RT_OVERFLOW_MODE_SATURATION, ACL_RT_OVERFLOW_MODE_INFNAN = 0, 1
+
+
+def set_sat_mode(mode: int) -> None:
+    """CPU arithmetic is IEEE: INFNAN is what every operation already does; SATURATION cannot be honoured."""
+    if mode == ACL_RT_OVERFLOW_MODE_SATURATION:
+        raise AclError(
+            AclCode.ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "saturation mode: CPU arithmetic gives IEEE inf and nan"
+        )
+    if mode != ACL_RT_OVERFLOW_MODE_INFNAN:
+        raise AclError(AclCode.ACL_ERROR_INVALID_PARAM, f"mode {mode} is not SATURATION(0) or INFNAN(1)")
+    _device.current_device()  # a device-level setting: needs a current device, as in CANN
+
+
+def sat_mode() -> int:
+    _device.current_device()
+    return ACL_RT_OVERFLOW_MODE_INFNAN
 
 
 # ----- peer access -----
