@@ -42,8 +42,6 @@ REASONS: dict[str, str] = {
     "acl.rt.*res_limit": _CORE_LIMITS,
     "acl.rt.*stream_res_in_current_thread": _CORE_LIMITS,
     "acl.rt.get_res_in_current_thread": _CORE_LIMITS,
-    "acl.rt.mem_*shareable_handle": "virtual-memory pages shared between processes",
-    "acl.rt.device_get_bare_tgid": "the process id a real device sees, for sharing memory between processes",
     "acl.rt.*mem_uce*": "repair of uncorrectable memory errors (USE_MDL builds only)",
     "acl.rt.memcpy_async_with_condition": "conditional and descriptor copies built for device-side task launch",
     "acl.rt.*memcpy_desc*": "conditional and descriptor copies built for device-side task launch",

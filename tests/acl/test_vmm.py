@@ -204,3 +204,55 @@ def test_a_forked_child_writes_its_own_copy_of_mapped_memory(ctx):
 
     assert in_child(child) == "10 0 20"
     assert acl.util.ptr_to_bytes(base, PAGE) == b"\x10" * PAGE
+
+
+# ----- sharing physical memory -----
+
+
+def test_an_imported_shareable_handle_maps_the_same_bytes(ctx):
+    handle = physical(PAGE)
+    shareable, ret = acl.rt.mem_export_to_shareable_handle(handle, 0, 0)
+    assert ret == 0 and shareable != 0
+    assert acl.rt.mem_set_pid_to_shareable_handle(shareable, [acl.rt.device_get_bare_tgid()[0]]) == 0
+    imported, ret = acl.rt.mem_import_from_shareable_handle(shareable, 1)
+    assert ret == 0 and imported != handle
+    a, b = reserve(PAGE), reserve(PAGE)
+    assert acl.rt.map_mem(a, PAGE, 0, handle, 0) == 0
+    assert acl.rt.map_mem(b, PAGE, 0, imported, 0) == 0
+    assert acl.rt.memset(a, PAGE, 0x3D, PAGE) == 0
+    assert acl.util.ptr_to_bytes(b, PAGE) == b"\x3d" * PAGE
+    assert acl.rt.pointer_get_attributes(b)[0]["location"]["id"] == 1
+
+
+def test_shareable_handles_are_checked(ctx, acl_log):
+    handle = physical(PAGE)
+    assert acl.rt.mem_export_to_shareable_handle(handle, 1, 0) == (0, INVALID)
+    assert acl.rt.mem_export_to_shareable_handle(0xBAD0, 0, 0) == (0, INVALID)
+    shareable, _ = acl.rt.mem_export_to_shareable_handle(handle, 0, 0)
+    assert acl.rt.mem_import_from_shareable_handle(shareable, 999)[1] == AclCode.ACL_ERROR_RT_INVALID_DEVICEID
+    assert acl.rt.mem_import_from_shareable_handle(shareable ^ (1 << 50), 0) == (0, INVALID)  # another tag
+    assert acl.rt.mem_import_from_shareable_handle(12345, 0) == (0, INVALID)
+    assert acl.rt.mem_set_pid_to_shareable_handle(shareable, []) == INVALID
+    with pytest.raises(TypeError):
+        acl.rt.mem_set_pid_to_shareable_handle(shareable, ("1",))
+    assert acl.rt.free_physical(handle) == 0
+    gc.collect()
+    assert acl.rt.mem_import_from_shareable_handle(shareable, 0) == (0, INVALID)  # its memory file is closed
+    assert len(logged(acl_log, "acl.rt.mem_import_from_shareable_handle", INVALID)) == 3
+
+
+@pytest.mark.subprocess
+def test_a_forked_child_imports_and_writes_the_parents_physical_memory(ctx):
+    handle = physical(PAGE)
+    base = reserve(PAGE)
+    assert acl.rt.map_mem(base, PAGE, 0, handle, 0) == 0
+    shareable, _ = acl.rt.mem_export_to_shareable_handle(handle, 0, 0)
+
+    def child() -> str:
+        imported, ret = acl.rt.mem_import_from_shareable_handle(shareable, 0)
+        at = acl.rt.reserve_mem_address(PAGE, 0, 0, 0)[0]
+        mapped = acl.rt.map_mem(at, PAGE, 0, imported, 0)
+        return f"{ret} {mapped} {acl.rt.memset(at, PAGE, 0x42, PAGE)}"
+
+    assert in_child(child) == "0 0 0"
+    assert acl.util.ptr_to_bytes(base, PAGE) == b"\x42" * PAGE  # shared, unlike the child's inherited mappings

@@ -48,6 +48,7 @@ __all__ = [
     "device_can_access_peer",
     "device_disable_peer_access",
     "device_enable_peer_access",
+    "device_get_bare_tgid",
     "device_get_stream_priority_range",
     "device_peer_access_status",
     "device_task_abort",
@@ -93,9 +94,12 @@ __all__ = [
     "malloc_physical",
     "malloc_with_cfg",
     "map_mem",
+    "mem_export_to_shareable_handle",
     "mem_flush",
     "mem_get_allocation_granularity",
+    "mem_import_from_shareable_handle",
     "mem_invalidate",
+    "mem_set_pid_to_shareable_handle",
     "memcpy",
     "memcpy2d",
     "memcpy2d_async",
@@ -679,6 +683,29 @@ def map_mem(vir_ptr, size, offset, handle, flags):
 @api("k")
 def unmap_mem(vir_ptr):
     _vmm.unmap_mem(vir_ptr)
+
+
+@api("kiK", VALUE)
+def mem_export_to_shareable_handle(handle, handle_type, flags):
+    return _vmm.export_shareable(handle, handle_type, flags)
+
+
+@api("KO")
+def mem_set_pid_to_shareable_handle(shareable_handle, pids):
+    qualname = "acl.rt.mem_set_pid_to_shareable_handle"
+    if not isinstance(pids, list) or not all(isinstance(pid, int) for pid in pids):
+        raise ArgumentTypeError(f"{qualname} args parse failed")
+    _vmm.set_import_pids(shareable_handle, pids)
+
+
+@api("Ki", VALUE)
+def mem_import_from_shareable_handle(shareable_handle, device_id):
+    return _vmm.import_shareable(shareable_handle, device_id)
+
+
+@api("", VALUE)
+def device_get_bare_tgid():
+    return _vmm.bare_tgid()
 
 
 @api("Oi", VALUE)

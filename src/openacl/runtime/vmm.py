@@ -28,6 +28,7 @@ import ctypes.util
 import itertools
 import mmap
 import os
+import secrets
 import weakref
 from dataclasses import dataclass
 
@@ -46,6 +47,10 @@ ACL_MEM_LOCATION_TYPE_HOST, ACL_MEM_LOCATION_TYPE_DEVICE = 0, 1
 _PROT_NONE, _PROT_RW = 0, mmap.PROT_READ | mmap.PROT_WRITE
 _MAP_SHARED, _MAP_PRIVATE, _MAP_FIXED, _MAP_ANONYMOUS, _MAP_NORESERVE = 0x01, 0x02, 0x10, 0x20, 0x4000
 _MAP_FAILED = ctypes.c_void_p(-1).value
+# A shareable handle: the exporter's pid, the memory file's descriptor there, and the tag in the file's name (so a
+# descriptor number reused for other memory is not mistaken for it): 22 + 22 + 20 bits.
+_PID_BITS, _FD_BITS, _TAG_BITS = 22, 22, 20
+_MEMFD_PREFIX = "openacl-physical-"
 
 _libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
 _libc.mmap.restype = ctypes.c_void_p
@@ -91,11 +96,16 @@ class _Reservation:
 
 
 class _Physical:
-    def __init__(self, size: int, device_id: int) -> None:
-        self.fd = os.memfd_create("openacl-physical", os.MFD_CLOEXEC)
+    """Physical memory: an anonymous memory file, named with a random tag that its shareable handle carries."""
+
+    def __init__(self, size: int, device_id: int, fd: int | None = None, tag: int | None = None) -> None:
+        """A new memory file of ``size`` bytes, or (``fd``, ``tag``) one imported from another process."""
+        self.tag = secrets.randbits(_TAG_BITS) if tag is None else tag
+        self.fd = os.memfd_create(f"{_MEMFD_PREFIX}{self.tag}", os.MFD_CLOEXEC) if fd is None else fd
         self.finalizer = weakref.finalize(self, _close, self.fd)
         self.finalizer.atexit = False
-        os.ftruncate(self.fd, size)
+        if fd is None:
+            os.ftruncate(self.fd, size)
         self.size, self.device_id = size, device_id
 
 
@@ -270,6 +280,66 @@ def unmap_mem(addr: int) -> None:
             _rebuild_runs_locked(mapping.reservation)
     if mapping is None:
         raise AclError(_INVALID, f"{addr:#x} is not the start of a mapping")
+
+
+# ----- sharing physical memory between processes -----
+
+ACL_MEM_SHARE_HANDLE_TYPE_DEFAULT = 0
+
+
+def bare_tgid() -> int:
+    """The process id a device sees (``device_get_bare_tgid``): this process's own, no container in between."""
+    return os.getpid()
+
+
+def export_shareable(handle: int, handle_type: int, flags: int) -> int:
+    """A number another process (or this one) imports to map the same physical memory."""
+    if handle_type != ACL_MEM_SHARE_HANDLE_TYPE_DEFAULT or flags != 0:
+        raise AclError(_INVALID, f"handle type {handle_type} and flags {flags} must be 0")
+    with _lock:
+        physical = _physicals.get(handle)
+    if physical is None:
+        raise AclError(_INVALID, f"physical memory {handle:#x} does not exist (never made or freed)")
+    pid = os.getpid()
+    if pid >> _PID_BITS or physical.fd >> _FD_BITS:
+        raise AclError(AclCode.ACL_ERROR_RT_MEMORY_ALLOCATION, f"pid {pid} / descriptor {physical.fd} too large")
+    return (physical.tag << (_PID_BITS + _FD_BITS)) | (pid << _FD_BITS) | physical.fd
+
+
+def set_import_pids(shareable: int, pids: list[int]) -> None:
+    """CANN's whitelist of importing processes. Kept only as a check of its arguments: any process of the same
+    user can open another's memory file, and nothing here could stop it."""
+    _split(shareable)
+    if not pids or any(not 0 < pid < (1 << 31) for pid in pids):
+        raise AclError(_INVALID, f"pids {pids} are not a non-empty list of process ids")
+
+
+def _split(shareable: int) -> tuple[int, int, int]:
+    fd = shareable & ((1 << _FD_BITS) - 1)
+    pid = (shareable >> _FD_BITS) & ((1 << _PID_BITS) - 1)
+    tag = shareable >> (_PID_BITS + _FD_BITS)
+    if pid == 0 or tag >> _TAG_BITS:
+        raise AclError(_INVALID, f"{shareable:#x} is not a shareable handle")
+    return tag, pid, fd
+
+
+def import_shareable(shareable: int, device_id: int) -> int:
+    """Open the exporter's memory file (through /proc) and make it physical memory of ``device_id`` here."""
+    tag, pid, fd = _split(shareable)
+    _device.get(device_id)
+    path = f"/proc/{pid}/fd/{fd}"
+    try:
+        name = os.readlink(path)
+        if not name.startswith(f"/memfd:{_MEMFD_PREFIX}{tag} "):
+            raise FileNotFoundError(name)
+        opened = os.open(path, os.O_RDWR | os.O_CLOEXEC)
+    except OSError:
+        raise AclError(_INVALID, f"{shareable:#x}: no such exported memory (freed, or its process is gone)") from None
+    physical = _Physical(os.fstat(opened).st_size, device_id, fd=opened, tag=tag)
+    with _lock:
+        handle = _memory_handle()
+        _physicals[handle] = physical
+    return handle
 
 
 @atfork.at_child
