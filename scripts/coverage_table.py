@@ -21,12 +21,17 @@ DEFAULT_SPEC = ROOT.parent / "shared" / "spec" / "pyacl_surface.md"
 START, END = "<!-- coverage:start -->", "<!-- coverage:end -->"
 MODULES = ("acl", "acl.rt", "acl.mdl", "acl.op", "acl.media", "acl.util", "acl.prof", "acl.blas", "acl.fv", "acl.himpi")
 
+_OP_DESC_ARRAYS = (
+    "read the address and the array of the op descs create_and_get_op_desc gives for a failed AI Core task, "
+    "which openacl cannot name"
+)
 _CORE_LIMITS = "limits on a chip's cube and vector cores, which the simulated device has not"
 
 # Why openacl lacks a function: glob patterns over qualified names, the first match wins. One table for all.
 REASONS: dict[str, str] = {
     # acl (top level)
-    "acl.*tensor*": "not written yet: tensor-desc addresses, lookups by index and format translation",
+    "acl.get_tensor_desc_address": _OP_DESC_ARRAYS,
+    "acl.get_tensor_desc_by_index": _OP_DESC_ARRAYS,
     "acl.get_device_capability": "hardware feature flags of a real chip; no simulated answer would be true",
     "acl.get_cann_attribute*": "feature attributes of an installed CANN; openacl installs none",
     "acl.get_cann_version": "versions of installed CANN packages (runtime, compiler, driver); openacl installs none",

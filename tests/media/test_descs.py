@@ -116,3 +116,16 @@ def test_creators_and_getters_parse_like_pyacl():
         M.dvpp_get_pic_desc_width("x")
     with pytest.raises(TypeError):
         M.dvpp_create_roi_config(1, 2, 3)
+
+
+def test_channel_desc_param_is_the_csc_matrix_and_only_bt601_wide_is_computed(acl_log):
+    desc = acl.media.dvpp_create_channel_desc()
+    assert acl.media.dvpp_get_channel_desc_param(desc, 0) == (4, 0, 0)  # DVPP's default, BT.601 wide
+    assert acl.media.dvpp_set_channel_desc_param(desc, 0, 0) == (desc, 0)
+    assert acl.media.dvpp_set_channel_desc_param(desc, 0, 2) == (desc, AclCode.ACL_ERROR_FEATURE_UNSUPPORTED)
+    assert acl.media.dvpp_set_channel_desc_param(desc, 0, 6) == (desc, AclCode.ACL_ERROR_INVALID_PARAM)
+    assert acl.media.dvpp_set_channel_desc_param(desc, 1, 0) == (desc, AclCode.ACL_ERROR_INVALID_PARAM)
+    assert acl.media.dvpp_get_channel_desc_param(desc, 1) == (0, 0, AclCode.ACL_ERROR_INVALID_PARAM)
+    assert acl.media.dvpp_get_channel_desc_param(0xBAD0, 0) == (0, 0, AclCode.ACL_ERROR_INVALID_PARAM)
+    with pytest.raises(TypeError, match="dvpp_set_channel_desc_param args parse failed"):
+        acl.media.dvpp_set_channel_desc_param(desc, 0, "BT601")

@@ -59,6 +59,7 @@ __all__ = [
     "dvpp_get_border_config_top",
     "dvpp_get_border_config_value",
     "dvpp_get_channel_desc_channel_id",
+    "dvpp_get_channel_desc_param",
     "dvpp_get_jpege_config_level",
     "dvpp_get_pic_desc",
     "dvpp_get_pic_desc_data",
@@ -94,6 +95,7 @@ __all__ = [
     "dvpp_set_border_config_top",
     "dvpp_set_border_config_value",
     "dvpp_set_channel_desc_mode",
+    "dvpp_set_channel_desc_param",
     "dvpp_set_jpege_config_level",
     "dvpp_set_pic_desc_data",
     "dvpp_set_pic_desc_format",
@@ -321,6 +323,17 @@ def dvpp_create_resize_config():
 @api("k")
 def dvpp_destroy_resize_config(resize_config):
     _descs.resize_configs.remove(resize_config)
+
+
+@api("kik", VALUE, FailureOf(lambda args: args[0]))
+def dvpp_set_channel_desc_param(channel_desc, param_type, value):
+    _descs.set_channel_param(channel_desc, param_type, value)
+    return channel_desc
+
+
+@api("ki", VALUES, failure=(0, 0))
+def dvpp_get_channel_desc_param(channel_desc, param_type):
+    return _descs.channel_param(channel_desc, param_type)
 
 
 @api("", BARE)

@@ -275,6 +275,34 @@ def create_resize_config() -> int:
     return resize_configs.add(ResizeConfig())
 
 
+# acldvppChannelDescParamType: the one typed parameter is the colour-space conversion matrix, acldvppCscMatrix
+# (BT601 WIDE 0 / NARROW 1, BT709 WIDE 2 / NARROW 3, BT2020 WIDE 4 / NARROW 5).
+ACL_DVPP_CSC_MATRIX_UINT32 = 0
+ACL_DVPP_CSC_MATRIX_BT601_WIDE = 0
+CSC_MATRICES = range(0, 6)
+
+
+def set_channel_param(handle: int, param_type: int, value: int) -> None:
+    """Store a typed channel parameter. Only BT.601 wide, DVPP's default, is what openacl's colour conversion
+    computes (``color.py``): another matrix is refused rather than stored and ignored."""
+    desc = channel_descs.get(handle)
+    if param_type != ACL_DVPP_CSC_MATRIX_UINT32:
+        raise AclError(_INVALID, f"channel parameter type {param_type} is not ACL_DVPP_CSC_MATRIX_UINT32(0)")
+    if value not in CSC_MATRICES:
+        raise AclError(_INVALID, f"CSC matrix {value} is not one of 0..5")
+    if value != ACL_DVPP_CSC_MATRIX_BT601_WIDE:
+        raise AclError(AclCode.ACL_ERROR_FEATURE_UNSUPPORTED, f"CSC matrix {value}: openacl converts with BT.601 wide")
+    desc.params[param_type] = value
+
+
+def channel_param(handle: int, param_type: int) -> tuple[int, int]:
+    """(size of the value in bytes, the value) of a typed channel parameter; never set: DVPP's default."""
+    desc = channel_descs.get(handle)
+    if param_type != ACL_DVPP_CSC_MATRIX_UINT32:
+        raise AclError(_INVALID, f"channel parameter type {param_type} is not ACL_DVPP_CSC_MATRIX_UINT32(0)")
+    return 4, desc.params.get(param_type, ACL_DVPP_CSC_MATRIX_BT601_WIDE)
+
+
 def create_border_config() -> int:
     return border_configs.add(BorderConfig())
 
