@@ -78,8 +78,6 @@ REASONS: dict[str, str] = {
     "acl.media.*hist*": "histogram operators exist only in pyACL builds with USE_MDL",
     "acl.media.*lut_map*": "LUT operators exist only in pyACL builds with USE_MDL",
     "acl.media.dvpp_vpc_pyr_down_async": "VPC's pyramid down-sampling: not written yet",
-    "acl.media.v[de][en]c_*_channel_desc_param": "typed parameter access by parameter-type enum, which no sample "
-    "uses; every parameter it reaches has its own setter and getter",
     "acl.media.*": "DVPP, JPEG, PNG, VDEC and VENC (acl.media) are the DVPP issue's work",
     "acl.blas.*": "matrix kernels that run as AI Core operators; not planned (acl.op covers operators)",
     "acl.fv.*": "the feature-vector search engine of a real chip; not planned",

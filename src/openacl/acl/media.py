@@ -19,6 +19,7 @@ from openacl.acl._args import (
     ArgumentValueError,
     FailureOf,
     api,
+    convert_one,
     handle_list,
     malloc_config,
     require_callable,
@@ -143,6 +144,7 @@ __all__ = [
     "vdec_get_channel_desc_out_pic_format",
     "vdec_get_channel_desc_out_pic_height",
     "vdec_get_channel_desc_out_pic_width",
+    "vdec_get_channel_desc_param",
     "vdec_get_channel_desc_ref_frame_num",
     "vdec_get_channel_desc_thread_id",
     "vdec_send_frame",
@@ -155,6 +157,7 @@ __all__ = [
     "vdec_set_channel_desc_out_pic_format",
     "vdec_set_channel_desc_out_pic_height",
     "vdec_set_channel_desc_out_pic_width",
+    "vdec_set_channel_desc_param",
     "vdec_set_channel_desc_ref_frame_num",
     "vdec_set_channel_desc_thread_id",
     "venc_create_channel",
@@ -170,6 +173,7 @@ __all__ = [
     "venc_get_channel_desc_entype",
     "venc_get_channel_desc_key_frame_interval",
     "venc_get_channel_desc_max_bit_rate",
+    "venc_get_channel_desc_param",
     "venc_get_channel_desc_pic_format",
     "venc_get_channel_desc_pic_height",
     "venc_get_channel_desc_pic_width",
@@ -185,6 +189,7 @@ __all__ = [
     "venc_set_channel_desc_entype",
     "venc_set_channel_desc_key_frame_interval",
     "venc_set_channel_desc_max_bit_rate",
+    "venc_set_channel_desc_param",
     "venc_set_channel_desc_pic_format",
     "venc_set_channel_desc_pic_height",
     "venc_set_channel_desc_pic_width",
@@ -564,6 +569,17 @@ def vdec_destroy_channel_desc(vdec_channel_desc):
     _vdec.destroy_channel_desc(vdec_channel_desc)
 
 
+@api("kik", VALUE, FailureOf(lambda args: args[0]))
+def vdec_set_channel_desc_param(vdec_channel_desc, param_type, value):
+    _vdec.set_channel_param(vdec_channel_desc, param_type, value)
+    return vdec_channel_desc
+
+
+@api("ki", VALUES, failure=(0, 0))
+def vdec_get_channel_desc_param(vdec_channel_desc, param_type):
+    return _vdec.channel_param(vdec_channel_desc, param_type)
+
+
 @api("kO")
 def vdec_set_channel_desc_callback(vdec_channel_desc, callback):
     require_callable(callback)
@@ -632,6 +648,25 @@ def venc_set_channel_desc_callback(venc_channel_desc, callback):
 @api("k", BARE)
 def venc_get_channel_desc_callback(venc_channel_desc):
     return _stored(_venc.callback_of(venc_channel_desc))
+
+
+_VENC_PARAM_FORMATS = {_venc.ACL_VENC_THREAD_ID_UINT64: "K", _venc.ACL_VENC_BUF_ADDR_PTR: "k"}  # others: uint32
+
+
+@api("kiO")
+def venc_set_channel_desc_param(venc_channel_desc, param_type, value):
+    qualname = "acl.media.venc_set_channel_desc_param"
+    if param_type == _venc.ACL_VENC_CALLBACK_PTR:
+        require_callable(value)
+    else:
+        value = convert_one(_VENC_PARAM_FORMATS.get(param_type, "I"), value, qualname)
+    _venc.set_channel_param(venc_channel_desc, param_type, value)
+
+
+@api("ki", VALUE)
+def venc_get_channel_desc_param(venc_channel_desc, param_type):
+    value = _venc.channel_param(venc_channel_desc, param_type)
+    return _stored(value) if param_type == _venc.ACL_VENC_CALLBACK_PTR else value
 
 
 # ----- VENC channel, frame config, frames -----

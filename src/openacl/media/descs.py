@@ -282,24 +282,28 @@ ACL_DVPP_CSC_MATRIX_BT601_WIDE = 0
 CSC_MATRICES = range(0, 6)
 
 
-def set_channel_param(handle: int, param_type: int, value: int) -> None:
-    """Store a typed channel parameter. Only BT.601 wide, DVPP's default, is what openacl's colour conversion
-    computes (``color.py``): another matrix is refused rather than stored and ignored."""
-    desc = channel_descs.get(handle)
+def check_csc_param(param_type: int, value: int | None = None) -> None:
+    """The rules of a typed channel parameter (DVPP's and VDEC's alike): the type is the CSC matrix (0), and the
+    matrix, if given, is BT.601 wide, what openacl's colour conversion computes (``color.py``): another one is
+    refused rather than stored and ignored."""
     if param_type != ACL_DVPP_CSC_MATRIX_UINT32:
-        raise AclError(_INVALID, f"channel parameter type {param_type} is not ACL_DVPP_CSC_MATRIX_UINT32(0)")
-    if value not in CSC_MATRICES:
+        raise AclError(_INVALID, f"channel parameter type {param_type} is not the CSC matrix (0)")
+    if value is not None and value not in CSC_MATRICES:
         raise AclError(_INVALID, f"CSC matrix {value} is not one of 0..5")
-    if value != ACL_DVPP_CSC_MATRIX_BT601_WIDE:
+    if value is not None and value != ACL_DVPP_CSC_MATRIX_BT601_WIDE:
         raise AclError(AclCode.ACL_ERROR_FEATURE_UNSUPPORTED, f"CSC matrix {value}: openacl converts with BT.601 wide")
+
+
+def set_channel_param(handle: int, param_type: int, value: int) -> None:
+    desc = channel_descs.get(handle)
+    check_csc_param(param_type, value)
     desc.params[param_type] = value
 
 
 def channel_param(handle: int, param_type: int) -> tuple[int, int]:
     """(size of the value in bytes, the value) of a typed channel parameter; never set: DVPP's default."""
     desc = channel_descs.get(handle)
-    if param_type != ACL_DVPP_CSC_MATRIX_UINT32:
-        raise AclError(_INVALID, f"channel parameter type {param_type} is not ACL_DVPP_CSC_MATRIX_UINT32(0)")
+    check_csc_param(param_type)
     return 4, desc.params.get(param_type, ACL_DVPP_CSC_MATRIX_BT601_WIDE)
 
 
