@@ -155,6 +155,8 @@ def test_reserve_honours_alignment_and_checks_its_arguments(ctx):
     assert acl.rt.reserve_mem_address(PAGE, 3 * PAGE, 0, 0) == (0, INVALID)
     assert acl.rt.reserve_mem_address(PAGE, 0, 123, 0) == (0, INVALID)
     assert acl.rt.reserve_mem_address(PAGE, 0, 0, 7) == (0, INVALID)
+    assert acl.rt.reserve_mem_address(PAGE, 1 << 63, 0, 0) == (0, INVALID)  # no overflow into an internal error
+    assert acl.rt.reserve_mem_address(1 << 62, 0, 0, 0) == (0, INVALID)
     with pytest.raises(TypeError):
         acl.rt.reserve_mem_address(PAGE, 0, 0)
 

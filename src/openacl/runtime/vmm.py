@@ -50,6 +50,7 @@ _MAP_FAILED = ctypes.c_void_p(-1).value
 # A shareable handle: the exporter's pid, the memory file's descriptor there, and the tag in the file's name (so a
 # descriptor number reused for other memory is not mistaken for it): 22 + 22 + 20 bits.
 _PID_BITS, _FD_BITS, _TAG_BITS = 22, 22, 20
+_ADDRESS_SPACE = 1 << 47  # a user address space on Linux/x86-64 and arm64 (4-level tables)
 _MEMFD_PREFIX = "openacl-physical-"
 
 _libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
@@ -164,6 +165,8 @@ def reserve(size: int, alignment: int, expect_ptr: int, flags: int) -> int:
     _page_multiple(size, "size")
     if alignment and (alignment & (alignment - 1)):
         raise AclError(_INVALID, f"alignment {alignment} is not a power of two")
+    if size + alignment > _ADDRESS_SPACE:
+        raise AclError(_INVALID, f"{size} bytes aligned to {alignment} is more than an address space holds")
     if expect_ptr % PAGE:
         raise AclError(_INVALID, f"expected address {expect_ptr:#x} is not page-aligned")
     if flags not in (0, 1):  # 0: normal pages, 1: huge pages; both reserve the same range here
