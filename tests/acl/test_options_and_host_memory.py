@@ -200,3 +200,20 @@ def test_allocation_configs_refuse_bad_attributes_and_shapes(ctx):
             acl.rt.malloc_with_cfg(64, 0, cfg)
     with pytest.raises(TypeError, match=r"acl\.media\.dvpp_malloc_with_cfg args parse failed"):
         acl.media.dvpp_malloc_with_cfg(64, 0, 5)
+
+
+def test_a_registered_host_pointer_is_device_memory_for_copies_that_name_the_side(stream):
+    """memcpy_async honours its kind: a registered host range passes as device memory (its device pointer) and
+    still as host memory; an unregistered one is refused as device memory."""
+    data = bytes(range(64))
+    ptr = acl.util.bytes_to_ptr(data)
+    device, _ = acl.rt.malloc(64, 0)
+    assert acl.rt.memcpy_async(device, 64, ptr, 64, 3, stream) == INVALID  # D2D from plain host memory
+    dev_ptr, _ = acl.rt.host_register(ptr, 64, 0)
+    assert acl.rt.memcpy_async(device, 64, dev_ptr, 64, 3, stream) == 0
+    assert acl.rt.memcpy_async(device, 64, ptr, 64, H2D, stream) == 0
+    assert acl.rt.memcpy2d_async(device, 8, dev_ptr, 8, 8, 8, 3, stream) == 0
+    assert acl.rt.synchronize_stream(stream) == 0
+    assert acl.util.ptr_to_bytes(device, 64) == data
+    assert acl.rt.host_unregister(ptr) == 0
+    assert acl.rt.memcpy_async(device, 64, ptr, 64, 3, stream) == INVALID

@@ -42,6 +42,16 @@ _COPY_SIDES: dict[int, tuple[bool | None, bool | None]] = {
 SYNC_COPY_KINDS = range(0, 6)  # what aclrtMemcpy's kind translation accepts (H2H .. H2BUF2D)
 
 
+def _wrong_side(region: Region, addr: int, size: int, want_device: bool | None) -> bool:
+    """Whether a copy's side is not the memory its kind names (None: either will do). Registered host memory
+    (``host_register``) is both: host memory, and device memory at the same address."""
+    if want_device is None:
+        return False
+    if region.kind is Kind.DEVICE:
+        return not want_device
+    return want_device and not memory.is_registered(addr, size)
+
+
 def check_copy(dst: int, dst_max: int, src: int, count: int, kind: int, *, sync: bool = False) -> tuple[Region, Region]:
     """Validate a memcpy; return the (dst, src) regions.
 
@@ -64,11 +74,11 @@ def check_copy(dst: int, dst_max: int, src: int, count: int, kind: int, *, sync:
         raise AclError(_INVALID, f"count {count} is larger than dst_max {dst_max}")
     dst_region = region_for(dst, count, "destination", write=True)
     src_region = region_for(src, count, "source")
-    for name, region, want_device in (
-        ("source", src_region, sides[0]),
-        ("destination", dst_region, sides[1]),
+    for name, region, addr, want_device in (
+        ("source", src_region, src, sides[0]),
+        ("destination", dst_region, dst, sides[1]),
     ):
-        if want_device is not None and (region.kind is Kind.DEVICE) != want_device:
+        if _wrong_side(region, addr, count, want_device):
             where = "device" if want_device else "host"
             raise AclError(_INVALID, f"memcpy kind {kind}: {name} must be {where} memory, not {region.kind.value}")
     if not sync and kind == ACL_MEMCPY_HOST_TO_HOST:
@@ -153,8 +163,11 @@ def check_copy2d(
         raise AclError(_INVALID, f"width {width} is larger than a pitch (dpitch {dpitch}, spitch {spitch})")
     dst_region = region_for(dst, _span(dpitch, width, height), "destination", write=True)
     src_region = region_for(src, _span(spitch, width, height), "source")
-    for name, region, want_device in (("source", src_region, sides[0]), ("destination", dst_region, sides[1])):
-        if want_device is not None and (region.kind is Kind.DEVICE) != want_device:
+    for name, region, addr, span, want_device in (
+        ("source", src_region, src, _span(spitch, width, height), sides[0]),
+        ("destination", dst_region, dst, _span(dpitch, width, height), sides[1]),
+    ):
+        if _wrong_side(region, addr, span, want_device):
             where = "device" if want_device else "host"
             raise AclError(_INVALID, f"memcpy2d kind {kind}: {name} must be {where} memory, not {region.kind.value}")
     return dst_region, src_region

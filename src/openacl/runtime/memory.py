@@ -548,6 +548,12 @@ def host_device_pointer(addr: int, flag: int = 0) -> int:
     return addr
 
 
+def is_registered(addr: int, size: int) -> bool:
+    """Whether ``[addr, addr + size)`` lies inside one registered host range (device memory at the same address)."""
+    with _registered_lock:
+        return any(start <= addr and addr + size <= start + length for start, (length, _) in _registered.items())
+
+
 def forget_registrations() -> None:
     """Drop every host registration (process reset)."""
     with _registered_lock:
