@@ -46,7 +46,7 @@ from openacl.errors import AclCode, AclError
 from openacl.graph_engine import state as ge_state
 from openacl.model import bundle, model, profiled
 from openacl.op import execute as op_execute
-from openacl.runtime import device, exceptions, handles, memory, timeouts
+from openacl.runtime import device, exceptions, handles, memory, options, timeouts, vmm
 from openacl.runtime.sched import lock as _lock
 from openacl.runtime.sched import waitgraph
 
@@ -123,6 +123,9 @@ def reset(force: bool = True) -> None:
         device.forget_all()
         handles.clear_all()
         memory.space.clear()
+        memory.forget_registrations()
+        vmm.reset()
+        options.reset()
         with _lock.locked:
             waitgraph.reset()
         _ref_count = 0

@@ -283,3 +283,20 @@ def test_handle_lists_are_lists():
         handle_list((1, 2), "acl.op.x", "inputs")
     with pytest.raises(TypeError):
         handle_list([1, None], "acl.op.x", "inputs")
+
+
+def test_regression_d_format_accepted_a_string():
+    """CPython's "d" refuses a str (PyFloat_AsDouble raises TypeError); the converter parsed "1" as 1.0."""
+    parse = _args.parser("d", "acl.x.y")
+    for bad in ("1", b"1", bytearray(b"1")):
+        with pytest.raises(TypeError, match=r"acl\.x\.y args parse failed"):
+            parse((bad,), {})
+    assert list(parse((2,), {})) == [2.0] and list(parse((2.5,), {})) == [2.5]
+
+
+def test_l_format_is_a_range_checked_c_long():
+    parse = _args.parser("l", "acl.x.y")
+    assert list(parse((-(1 << 63),), {})) == [-(1 << 63)]
+    for bad in (1 << 63, 1.0, "1"):
+        with pytest.raises(TypeError):
+            parse((bad,), {})

@@ -116,3 +116,62 @@ def test_creators_and_getters_parse_like_pyacl():
         M.dvpp_get_pic_desc_width("x")
     with pytest.raises(TypeError):
         M.dvpp_create_roi_config(1, 2, 3)
+
+
+def test_channel_desc_param_is_the_csc_matrix_and_only_bt601_wide_is_computed(acl_log):
+    desc = acl.media.dvpp_create_channel_desc()
+    assert acl.media.dvpp_get_channel_desc_param(desc, 0) == (4, 0, 0)  # DVPP's default, BT.601 wide
+    assert acl.media.dvpp_set_channel_desc_param(desc, 0, 0) == (desc, 0)
+    assert acl.media.dvpp_set_channel_desc_param(desc, 0, 2) == (desc, AclCode.ACL_ERROR_FEATURE_UNSUPPORTED)
+    assert acl.media.dvpp_set_channel_desc_param(desc, 0, 6) == (desc, AclCode.ACL_ERROR_INVALID_PARAM)
+    assert acl.media.dvpp_set_channel_desc_param(desc, 1, 0) == (desc, AclCode.ACL_ERROR_INVALID_PARAM)
+    assert acl.media.dvpp_get_channel_desc_param(desc, 1) == (0, 0, AclCode.ACL_ERROR_INVALID_PARAM)
+    assert acl.media.dvpp_get_channel_desc_param(0xBAD0, 0) == (0, 0, AclCode.ACL_ERROR_INVALID_PARAM)
+    with pytest.raises(TypeError, match="dvpp_set_channel_desc_param args parse failed"):
+        acl.media.dvpp_set_channel_desc_param(desc, 0, "BT601")
+
+
+def test_vdec_channel_desc_param_is_the_csc_matrix_with_dvpps_rules(acl_log):
+    desc = acl.media.vdec_create_channel_desc()
+    assert acl.media.vdec_get_channel_desc_param(desc, 0) == (4, 0, 0)
+    assert acl.media.vdec_set_channel_desc_param(desc, 0, 0) == (desc, 0)
+    assert acl.media.vdec_set_channel_desc_param(desc, 0, 3) == (desc, AclCode.ACL_ERROR_FEATURE_UNSUPPORTED)
+    assert acl.media.vdec_set_channel_desc_param(desc, 2, 0) == (desc, AclCode.ACL_ERROR_INVALID_PARAM)
+    assert acl.media.vdec_get_channel_desc_param(desc, 2) == (0, 0, AclCode.ACL_ERROR_INVALID_PARAM)
+    assert acl.media.vdec_get_channel_desc_param(acl.media.dvpp_create_channel_desc(), 0)[2] == 100000  # not vdec
+    with pytest.raises(TypeError):
+        acl.media.vdec_get_channel_desc_param(desc)
+
+
+def test_venc_channel_desc_param_reaches_each_field_by_its_type(acl_log):
+    desc = acl.media.venc_create_channel_desc()
+
+    def callback(*args):
+        return None
+
+    assert acl.media.venc_set_channel_desc_param(desc, 1, callback) == 0
+    assert acl.media.venc_get_channel_desc_param(desc, 1) == (callback, 0)
+    assert acl.media.venc_set_channel_desc_param(desc, 0, 1 << 40) == 0  # the thread id is a uint64
+    assert acl.media.venc_get_channel_desc_thread_id(desc) == 1 << 40
+    for param_type, getter, value in [(4, "pic_width", 1280), (5, "pic_height", 720), (6, "key_frame_interval", 8)]:
+        assert acl.media.venc_set_channel_desc_param(desc, param_type, value) == 0
+        assert getattr(acl.media, f"venc_get_channel_desc_{getter}")(desc) == value
+        assert acl.media.venc_get_channel_desc_param(desc, param_type) == (value, 0)
+    buf, _ = acl.media.dvpp_malloc(4096)
+    assert acl.media.venc_set_channel_desc_param(desc, 7, buf) == 0
+    assert acl.media.venc_get_channel_desc_param(desc, 7) == (buf, 0)
+
+
+def test_venc_channel_desc_param_refuses_what_its_setters_refuse(acl_log):
+    desc = acl.media.venc_create_channel_desc()
+    assert acl.media.venc_set_channel_desc_param(desc, 2, 12) == AclCode.ACL_ERROR_FORMAT_NOT_MATCH  # not NV12/21
+    assert acl.media.venc_set_channel_desc_param(desc, 12, 5) == AclCode.ACL_ERROR_FEATURE_UNSUPPORTED
+    assert acl.media.venc_get_channel_desc_param(desc, 12) == (0, AclCode.ACL_ERROR_FEATURE_UNSUPPORTED)
+    assert acl.media.venc_set_channel_desc_param(desc, 13, 1) == AclCode.ACL_ERROR_INVALID_PARAM
+    assert acl.media.venc_set_channel_desc_param(0xBAD0, 4, 1) == AclCode.ACL_ERROR_INVALID_PARAM
+    with pytest.raises(RuntimeError, match="did not set callback"):
+        acl.media.venc_get_channel_desc_param(desc, 1)
+    with pytest.raises(TypeError):
+        acl.media.venc_set_channel_desc_param(desc, 1, 5)  # not callable
+    with pytest.raises(TypeError):
+        acl.media.venc_set_channel_desc_param(desc, 4, "wide")

@@ -57,6 +57,7 @@ NEEDS_CALLABLE = {
     "acl.util.start_thread",
     "acl.media.vdec_set_channel_desc_callback",
     "acl.media.venc_set_channel_desc_callback",
+    "acl.media.venc_set_channel_desc_param",  # its type 1 is the callback
 }
 _NO_CALLBACK = "did not set callback, failed"
 # pyACL's video wrappers keep the callable per desc: a send or a get on a desc without one is its RuntimeError.
@@ -66,6 +67,7 @@ NEEDS_CALLBACK_SET = {
     "acl.media.vdec_get_channel_desc_callback",
     "acl.media.venc_send_frame",
     "acl.media.venc_get_channel_desc_callback",
+    "acl.media.venc_get_channel_desc_param",  # its type 1 is the callback
 }
 _RAISE_TYPES: dict[str, type | tuple[type, ...]] = {
     "acl.util.bytes_to_ptr": int,
@@ -77,7 +79,7 @@ _RAISE_TYPES: dict[str, type | tuple[type, ...]] = {
 
 # pyACL's own TypeErrors with messages of their own: list arguments checked after the parse (``handle_list``, the
 # aclmdlIODims dict of ``set_input_dynamic_dims``); and ``set_tensor_shape``'s ValueError for an empty list.
-_MEDIA_BATCHES = ("crop", "crop_and_paste", "crop_resize", "crop_resize_paste")
+_MEDIA_BATCHES = ("crop", "crop_and_paste", "crop_resize", "crop_resize_paste", "crop_resize_make_border")
 _HANDLE_LISTS = (
     "acl.op.execute",
     "acl.op.execute_v2",
@@ -85,6 +87,7 @@ _HANDLE_LISTS = (
     "acl.op.infer_shape",
     "acl.op.create_handle",
     "acl.op.execute_with_handle",
+    "acl.rt.notify_batch_reset",
     *(f"acl.media.dvpp_vpc_batch_{kind}_async" for kind in _MEDIA_BATCHES),
 )
 _LIST_MESSAGES = r"argument \w+ is not list|argument \w+ holds an element that is not an int"
@@ -101,7 +104,7 @@ VALUE_ERRORS: dict[str, re.Pattern] = {
     **{
         f"acl.media.dvpp_vpc_batch_{kind}_async": re.compile(
             "number of (?:crop areas|roi) must be between 1 and 256"
-            "|number of paste areas must equal the number of crop areas"
+            "|number of (?:paste areas|border configs) must equal the number of crop areas"
         )
         for kind in _MEDIA_BATCHES
     },

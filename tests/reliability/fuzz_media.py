@@ -79,6 +79,11 @@ class MediaObjects:
         self.src_batch = ok(M.dvpp_create_batch_pic_desc, 1)
         self.dst_batch = ok(M.dvpp_create_batch_pic_desc, 1)
         self.batch_spare = ok(M.dvpp_create_batch_pic_desc, 2)
+        self.border = ok(M.dvpp_create_border_config)
+        self.border_spare = ok(M.dvpp_create_border_config)
+        self.border_out = _pic(self.dec_mem, 1 << 16, 1, 64, 48, 64, 48)  # the 64x32 source plus 8 above and below
+        for side in ("top", "bottom"):
+            ok(getattr(M, f"dvpp_set_border_config_{side}"), self.border, 8)
         for batch, pic in ((self.src_batch, self.src), (self.dst_batch, self.dst)):
             member = ok(M.dvpp_get_pic_desc, batch, 0)
             for name in ("data", "size", "format", "width", "height", "width_stride", "height_stride"):
@@ -145,6 +150,10 @@ class MediaObjects:
             "acl.media.venc_get_frame_config_eos": (self.venc_frame,),
             "acl.media.venc_get_frame_config_force_i_frame": (self.venc_frame,),
             "acl.media.venc_send_frame": (ve, self.src, 0, self.venc_frame, None),
+            "acl.media.vdec_set_channel_desc_param": (vd, 0, 0),
+            "acl.media.vdec_get_channel_desc_param": (vd, 0),
+            "acl.media.venc_set_channel_desc_param": (ve, 4, 128),
+            "acl.media.venc_get_channel_desc_param": (ve, 4),
         }
         for name in ("channel_id", "thread_id", "callback", "entype", "out_pic_format", "out_pic_width"):
             args[f"acl.media.vdec_get_channel_desc_{name}"] = (vd,)
@@ -161,7 +170,7 @@ class MediaObjects:
         return [
             *(self.channel, self.channel_spare, self.src, self.dst, self.dec_out, self.pic_set, self.dead_pic),
             *(self.stream_desc, self.crop, self.paste, self.dead_roi, self.resize, self.jpege),
-            *(self.src_batch, self.dst_batch),
+            *(self.src_batch, self.dst_batch, self.border),
         ]
 
     @property
@@ -240,7 +249,23 @@ class MediaObjects:
                 *(ch, self.src_batch, [1], self.dst_batch, [self.crop], [self.paste], self.resize, s),
             ),
             "acl.media.dvpp_vpc_convert_color_async": (ch, src, dst, s),
+            "acl.media.dvpp_malloc_with_cfg": (1000, 0, {}),
+            "acl.media.dvpp_set_channel_desc_param": (ch, 0, 0),
+            "acl.media.dvpp_get_channel_desc_param": (ch, 0),
+            "acl.media.dvpp_create_border_config": (),
+            "acl.media.dvpp_destroy_border_config": (self.border_spare,),
+            "acl.media.dvpp_set_border_config_value": (self.border, 0, 16.0),
+            "acl.media.dvpp_get_border_config_value": (self.border, 0),
+            "acl.media.dvpp_set_border_config_border_type": (self.border, 1),
+            "acl.media.dvpp_vpc_make_border_async": (ch, src, self.border_out, self.border, s),
+            "acl.media.dvpp_vpc_batch_crop_resize_make_border_async": (
+                *(ch, self.src_batch, [1], self.dst_batch, [self.crop], [self.border_spare], self.resize, s),
+            ),
         }
+        for side in ("top", "bottom", "left", "right"):
+            args[f"acl.media.dvpp_set_border_config_{side}"] = (self.border_spare, 2)
+        for name in ("border_type", "top", "bottom", "left", "right"):
+            args[f"acl.media.dvpp_get_border_config_{name}"] = (self.border,)
         for name in ("size", "width", "height", "width_stride", "height_stride", "ret_code"):
             args[f"acl.media.dvpp_set_pic_desc_{name}"] = (self.pic_set, 64)
         for name in ("data", "size", "format", "width", "height", "width_stride", "height_stride", "ret_code"):
@@ -263,6 +288,8 @@ def _video_callback(*args: object) -> None:
 
 _DESTROY_OF = {
     "acl.media.dvpp_malloc": "dvpp_free",
+    "acl.media.dvpp_malloc_with_cfg": "dvpp_free",
+    "acl.media.dvpp_create_border_config": "dvpp_destroy_border_config",
     "acl.media.dvpp_create_channel_desc": "dvpp_destroy_channel_desc",
     "acl.media.dvpp_create_pic_desc": "dvpp_destroy_pic_desc",
     "acl.media.dvpp_create_batch_pic_desc": "dvpp_destroy_batch_pic_desc",

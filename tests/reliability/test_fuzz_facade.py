@@ -96,6 +96,7 @@ NPY_FLOAT32, NPY_OBJECT = np.dtype(np.float32).num, np.dtype(object).num
 THREAD_SUBSCRIBE = int(AclCode.ACL_ERROR_RT_THREAD_SUBSCRIBE)
 ACL_FLOAT, ACL_FLOAT16, ACL_FORMAT_ND = 0, 1, 2
 GEAR_KINDS = ("batch", "hw", "dims")
+VMM_PROP = {"handleType": 0, "allocationType": 0, "memAttr": 0, "location": {"id": 0, "type": 1}, "reserve": 0}
 
 
 # ``OPENACL_FUZZ_SCALE=10`` runs ten times the examples, from a random seed, to hunt for new bugs by hand.
@@ -407,6 +408,7 @@ class Env:
         self.aipp_objects()
         self.op_objects()
         self.media = MediaObjects(self.stream, self.reporter_tid)
+        self.surface_objects()
         self.handles = [
             *(self.ctx, self.ctx1, self.ctx_spare, self.dead_ctx),
             *(self.stream, self.stream2, self.stream3, self.foreign_stream, self.dead_stream),
@@ -420,6 +422,7 @@ class Env:
             *(self.attr, self.attr_spare, self.dead_attr, self.op_handle, self.op_handle_spare, self.dead_op_handle),
             *(self.op_a, self.op_b, self.op_y, self.op_half),
             *self.media.handles,
+            *(self.notify, self.notify_spare, self.dead_notify, self.phys, self.phys_spare),
             *(self.aipp_model, self.aipp_ds, self.aipp, self.config, self.exec_config, self.bundle),
         ]
         self.pointers = [
@@ -429,6 +432,7 @@ class Env:
             *(_memory.address_of(self.unregistered), id(self)),
             *(self.op_mem, self.op_mem + 128, *(self.gear[k][3] for k in GEAR_KINDS)),
             *self.media.pointers,
+            *(self.vrange, self.vrange + self.page, self.vrange + 2 * self.page - 1, self.registered),
         ]
         self.sizes = [4096, 4097, 4095, self.in_size, self.out_size, len(self.model_bytes)]
         self.objects_pool = other_objects()
@@ -571,7 +575,7 @@ class Env:
         """The values to try for a parameter of PyArg type ``char``."""
         if char in "kKIH":
             return self.handles + self.pointers + self.sizes + self.learned + SMALL_INTS + BIG_INTS + self.objects_pool
-        if char in "iLBbh":  # i, L, b, h: int32, int64, uchar, short (overflow-checked); B: a byte (truncated)
+        if char in "iLlBbh":  # i, L/l, b, h: int32, int64, uchar, short (overflow-checked); B: a byte (truncated)
             ints = [255, 256, 2**62, 2**63 - 1, Index(3), Index(-1), Index(2**40), Index(2**70)]
             return SMALL_INTS + BIG_INTS + [100, 1000, 5000, *ints] + self.objects_pool
         if char == "s":
@@ -732,6 +736,65 @@ class Env:
             **self.plausible_op(),
             **self.media.plausible(),
             **self.plausible_mdl_configs(),
+            **self.plausible_surface(),
+        }
+
+    def surface_objects(self) -> None:
+        """Notifies, a virtual range with one mapped and one free page, physical memory, registered host memory."""
+        self.notify, self.notify_spare = ok(acl.rt.create_notify, 0), ok(acl.rt.create_notify, 0)
+        self.dead_notify = ok(acl.rt.create_notify, 0)
+        ok(acl.rt.destroy_notify, self.dead_notify)
+        self.page = ok(acl.rt.mem_get_allocation_granularity, VMM_PROP, 0)
+        self.vrange = ok(acl.rt.reserve_mem_address, 2 * self.page, 0, 0, 0)
+        self.vrange_spare = ok(acl.rt.reserve_mem_address, self.page, 0, 0, 0)
+        self.phys = ok(acl.rt.malloc_physical, self.page, VMM_PROP, 0)
+        self.phys_spare = ok(acl.rt.malloc_physical, self.page, VMM_PROP, 0)
+        ok(acl.rt.map_mem, self.vrange, self.page, 0, self.phys, 0)
+        self.shareable = ok(acl.rt.mem_export_to_shareable_handle, self.phys, 0, 0)
+        self.registered = self.malloc_host(4096)
+        ok(acl.rt.host_register, self.registered, 4096, 0)
+
+    def plausible_surface(self) -> dict[str, tuple]:
+        """Notifies, virtual and registered memory, options, peers, aborts and reductions."""
+        return {
+            "acl.rt.create_notify": (0,),
+            "acl.rt.destroy_notify": (self.notify_spare,),
+            "acl.rt.record_notify": (self.notify, self.stream),
+            "acl.rt.wait_and_reset_notify": (self.notify, self.stream, 0),
+            "acl.rt.get_notify_id": (self.notify,),
+            "acl.rt.notify_batch_reset": ([self.notify],),
+            "acl.rt.reserve_mem_address": (self.page, 0, 0, 0),
+            "acl.rt.release_mem_address": (self.vrange_spare,),
+            "acl.rt.malloc_physical": (self.page, VMM_PROP, 0),
+            "acl.rt.free_physical": (self.phys_spare,),
+            "acl.rt.map_mem": (self.vrange + self.page, self.page, 0, self.phys, 0),
+            "acl.rt.unmap_mem": (self.vrange,),
+            "acl.rt.mem_get_allocation_granularity": (VMM_PROP, 1),
+            "acl.rt.mem_export_to_shareable_handle": (self.phys, 0, 0),
+            "acl.rt.mem_set_pid_to_shareable_handle": (self.shareable, [os.getpid()]),
+            "acl.rt.mem_import_from_shareable_handle": (self.shareable, 0),
+            "acl.rt.device_get_bare_tgid": (),
+            "acl.rt.host_register": (self.host_spare, 4096, 0),
+            "acl.rt.host_register_v2": (self.host_spare, 4096, 2),
+            "acl.rt.host_unregister": (self.registered,),
+            "acl.rt.host_get_device_pointer": (self.registered, 0),
+            "acl.rt.malloc_with_cfg": (4096, 0, {}),
+            "acl.rt.malloc_host_with_cfg": (4096, {}),
+            "acl.rt.malloc_for_task_scheduler": (4096, 0, {}),
+            "acl.rt.set_sys_param_opt": (0, 1),
+            "acl.rt.get_sys_param_opt": (0,),
+            "acl.rt.ctx_set_sys_param_opt": (1, 1),
+            "acl.rt.ctx_get_sys_param_opt": (1,),
+            "acl.rt.device_can_access_peer": (0, 1),
+            "acl.rt.device_enable_peer_access": (1, 0),
+            "acl.rt.device_disable_peer_access": (1,),
+            "acl.rt.device_peer_access_status": (0, 1),
+            "acl.rt.set_device_sat_mode": (1,),
+            "acl.rt.get_device_sat_mode": (),
+            "acl.rt.stream_abort": (self.stream3,),
+            "acl.rt.device_task_abort": (1, 1000),
+            "acl.rt.reduce_async": (self.dev, self.dev_spare, 64, 10, 0, self.stream, 0),
+            "acl.trans_tensor_desc_format": (self.tdesc, 1),
         }
 
     def plausible_mdl_configs(self) -> dict[str, tuple]:
@@ -919,6 +982,8 @@ def guard(name: str, args: list, env: Env | None = None) -> list:
         tid = args[0]
         if type(tid) is int and env is not None and (tid & (2**64 - 1)) == env.reporter_tid:
             args[0] = FAKE_TID
+    if name == "acl.rt.wait_and_reset_notify" and len(args) >= 2:
+        call(acl.rt.record_notify, args[0], args[1])  # a wait no record ever ends holds its stream for ever
     return args
 
 
@@ -976,6 +1041,34 @@ def undo(name: str, args: list, result: object) -> None:
         call(acl.rt.unsubscribe_report, *args)
     elif name.startswith("acl.media."):
         undo_media(name, args, value)
+    else:
+        undo_surface(name, args, value)
+
+
+_SURFACE_DESTROY_OF = {
+    "acl.rt.create_notify": acl.rt.destroy_notify,
+    "acl.rt.reserve_mem_address": acl.rt.release_mem_address,
+    "acl.rt.malloc_physical": acl.rt.free_physical,
+    "acl.rt.mem_import_from_shareable_handle": acl.rt.free_physical,
+    "acl.rt.malloc_with_cfg": acl.rt.free,
+    "acl.rt.malloc_for_task_scheduler": acl.rt.free,
+    "acl.rt.malloc_host_with_cfg": acl.rt.free_host,
+    "acl.trans_tensor_desc_format": acl.destroy_tensor_desc,
+}
+_SURFACE_UNDO_BY_FIRST_ARG = {
+    "acl.rt.map_mem": acl.rt.unmap_mem,
+    "acl.rt.host_register": acl.rt.host_unregister,
+    "acl.rt.host_register_v2": acl.rt.host_unregister,
+    "acl.rt.device_enable_peer_access": acl.rt.device_disable_peer_access,
+}
+
+
+def undo_surface(name: str, args: list, value: object) -> None:
+    """``undo`` for notifies, virtual and registered memory, configs and peers."""
+    if name in _SURFACE_DESTROY_OF and value:
+        call(_SURFACE_DESTROY_OF[name], value)
+    elif name in _SURFACE_UNDO_BY_FIRST_ARG and args:
+        call(_SURFACE_UNDO_BY_FIRST_ARG[name], args[0])
 
 
 # ----- the tests -----
@@ -984,7 +1077,7 @@ def undo(name: str, args: list, result: object) -> None:
 def test_every_entry_point_is_declared_and_has_plausible_arguments(files):
     assert len(ENTRY_POINTS) >= 90
     for name, fn in ENTRY_POINTS.items():
-        assert set(fn.acl_format) <= set("kKIHisdfLBbhO|"), (name, fn.acl_format)
+        assert set(fn.acl_format) <= set("kKIHisdfLlBbhO|"), (name, fn.acl_format)
         assert fn.acl_returns in ("ret", "value", "values", "bare", "raise", "code"), name
     env = Env(files)
     try:

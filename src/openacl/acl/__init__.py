@@ -15,6 +15,7 @@ from openacl import process as _process
 from openacl.acl import mdl, media, op, prof, rt, util
 from openacl.acl._args import BARE, VALUE, VALUES, ArgumentTypeError, ArgumentValueError, api, int_list
 from openacl.dtypes import acl_dtype_size
+from openacl.op import format_trans as _format_trans
 from openacl.op import tensor_desc as _desc
 from openacl.runtime import buffers as _buffers
 from openacl.runtime import exceptions as _exceptions
@@ -66,6 +67,7 @@ __all__ = [
     "set_tensor_storage_format",
     "set_tensor_storage_shape",
     "set_tensor_value_range",
+    "trans_tensor_desc_format",
     "update_data_buffer",
     "util",
 ]
@@ -122,6 +124,11 @@ def update_data_buffer(data_buffer, data, size):
 @api("iOi", BARE)
 def create_tensor_desc(data_type, dims, format):
     return _desc.create(data_type, int_list(dims, "acl.create_tensor_desc", "dims"), format)
+
+
+@api("ki", VALUE)
+def trans_tensor_desc_format(src_desc, dst_format):
+    return _format_trans.trans_format(src_desc, dst_format)
 
 
 @api("k", BARE, failure=None)

@@ -2,12 +2,13 @@
 
 pyACL functions are C wrappers: they parse positional arguments with a ``PyArg_ParseTuple`` format
 (``"k"`` unsigned long, ``"K"`` unsigned long long, ``"i"`` int, ``"I"`` unsigned int, ``"s"`` str,
-``"H"`` unsigned short, ``"b"`` unsigned char and ``"h"`` short (both range-checked), ``"f"``/``"d"`` float,
-``"O"`` any object, ``"|"`` optional from here on), raise
-``TypeError("acl.<sub>.<name> args parse failed")`` when they cannot, and return the ``aclError`` as ``ret`` or
-``(value, ret)``. The ``@api`` decorator does all of that, so facade functions only convert objects and call
-the runtime; this is the one place that raises the parse error and the one place that turns ``AclError`` into a
-return code (and logs it, and records it in the thread's error records of ``runtime/exceptions.py``, once).
+``"H"`` unsigned short, ``"L"``/``"l"`` long long / long (64 bits on Linux, range-checked), ``"b"`` unsigned
+char and ``"h"`` short (both range-checked), ``"f"``/``"d"`` float, ``"O"`` any object, ``"|"`` optional from
+here on), raise ``TypeError("acl.<sub>.<name> args parse failed")`` when they cannot, and return the
+``aclError`` as ``ret`` or ``(value, ret)``. The ``@api`` decorator does all of that, so facade functions only
+convert objects and call the runtime; this is the one place that raises the parse error and the one place that
+turns ``AclError`` into a return code (and logs it, and records it in the thread's error records of
+``runtime/exceptions.py``, once).
 
 As in CPython, ``k``/``K``/``I``/``H`` do no overflow check (``-1`` becomes ``2**64 - 1``); ``i`` does, and an
 out-of-range int fails the parse.
@@ -88,6 +89,9 @@ def _string(value: object) -> str:
 
 
 def _double(value: object) -> float:
+    """CPython's ``"d"``: a number (``__float__`` or ``__index__``); a string is a TypeError, not parsed."""
+    if isinstance(value, (str, bytes, bytearray)):
+        raise TypeError
     return float(operator.index(value)) if isinstance(value, int) else float(value)  # type: ignore[arg-type]
 
 
@@ -140,6 +144,7 @@ _CONVERTERS: dict[str, Callable[[object], object]] = {
     "d": _double,
     "f": _float32,
     "L": _int64,
+    "l": _int64,  # a C long: 64 bits on Linux
     "B": _uchar,
     "b": _checked(0, 0xFF),
     "h": _checked(-(1 << 15), (1 << 15) - 1),
@@ -155,6 +160,7 @@ _PLAIN_RANGES: dict[str, tuple[int, int]] = {
     "H": (0, _U16),
     "i": (-(1 << 31), (1 << 31) - 1),
     "L": (-(1 << 63), (1 << 63) - 1),
+    "l": (-(1 << 63), (1 << 63) - 1),
     "B": (0, 0xFF),
     "b": (0, 0xFF),
     "h": (-(1 << 15), (1 << 15) - 1),
@@ -312,3 +318,24 @@ def int_list(value: object, qualname: str, what: str) -> list[int]:
 def require_callable(fn: object) -> None:
     if not callable(fn):
         raise ArgumentTypeError("parameter must be callable")
+
+
+def malloc_config(cfg: object, qualname: str) -> list[tuple[int, int]]:
+    """pyACL's aclrtMallocConfig dict (``{}``: none; ``{"numAttrs": n, "attrs": [{"attr": a, "value": {"moduleId"
+    | "deviceId" | "rsv": v}}]}``) as (attribute, value) pairs; anything else is its parse TypeError."""
+    if not isinstance(cfg, dict):
+        raise ArgumentTypeError(f"{qualname} args parse failed")
+    if not cfg:
+        return []
+    attrs = cfg.get("attrs")
+    count = cfg.get("numAttrs", len(attrs) if isinstance(attrs, list) else 0)
+    if not isinstance(attrs, list) or not isinstance(count, int) or not 0 <= count <= len(attrs):
+        raise ArgumentTypeError(f"{qualname} args parse failed")
+    pairs = []
+    for item in attrs[:count]:
+        value = item.get("value") if isinstance(item, dict) else None
+        numbers = [v for v in value.values() if isinstance(v, int)] if isinstance(value, dict) else []
+        if len(numbers) != 1 or not isinstance(item.get("attr"), int):  # a value dict means item is a dict
+            raise ArgumentTypeError(f"{qualname} args parse failed")
+        pairs.append((item["attr"], numbers[0]))
+    return pairs

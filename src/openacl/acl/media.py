@@ -19,7 +19,9 @@ from openacl.acl._args import (
     ArgumentValueError,
     FailureOf,
     api,
+    convert_one,
     handle_list,
+    malloc_config,
     require_callable,
 )
 from openacl.media import descs as _descs
@@ -29,9 +31,11 @@ from openacl.media import png as _png
 from openacl.media import vdec as _vdec
 from openacl.media import venc as _venc
 from openacl.media import vpc as _vpc
+from openacl.runtime import alloc_config as _alloc_config
 
 __all__ = [
     "dvpp_create_batch_pic_desc",
+    "dvpp_create_border_config",
     "dvpp_create_channel",
     "dvpp_create_channel_desc",
     "dvpp_create_jpege_config",
@@ -40,6 +44,7 @@ __all__ = [
     "dvpp_create_roi_config",
     "dvpp_create_stream_desc",
     "dvpp_destroy_batch_pic_desc",
+    "dvpp_destroy_border_config",
     "dvpp_destroy_channel",
     "dvpp_destroy_channel_desc",
     "dvpp_destroy_jpege_config",
@@ -48,7 +53,14 @@ __all__ = [
     "dvpp_destroy_roi_config",
     "dvpp_destroy_stream_desc",
     "dvpp_free",
+    "dvpp_get_border_config_border_type",
+    "dvpp_get_border_config_bottom",
+    "dvpp_get_border_config_left",
+    "dvpp_get_border_config_right",
+    "dvpp_get_border_config_top",
+    "dvpp_get_border_config_value",
     "dvpp_get_channel_desc_channel_id",
+    "dvpp_get_channel_desc_param",
     "dvpp_get_jpege_config_level",
     "dvpp_get_pic_desc",
     "dvpp_get_pic_desc_data",
@@ -73,10 +85,18 @@ __all__ = [
     "dvpp_jpeg_predict_dec_size",
     "dvpp_jpeg_predict_enc_size",
     "dvpp_malloc",
+    "dvpp_malloc_with_cfg",
     "dvpp_png_decode_async",
     "dvpp_png_get_image_info",
     "dvpp_png_predict_dec_size",
+    "dvpp_set_border_config_border_type",
+    "dvpp_set_border_config_bottom",
+    "dvpp_set_border_config_left",
+    "dvpp_set_border_config_right",
+    "dvpp_set_border_config_top",
+    "dvpp_set_border_config_value",
     "dvpp_set_channel_desc_mode",
+    "dvpp_set_channel_desc_param",
     "dvpp_set_jpege_config_level",
     "dvpp_set_pic_desc_data",
     "dvpp_set_pic_desc_format",
@@ -101,12 +121,14 @@ __all__ = [
     "dvpp_vpc_batch_crop_and_paste_async",
     "dvpp_vpc_batch_crop_async",
     "dvpp_vpc_batch_crop_resize_async",
+    "dvpp_vpc_batch_crop_resize_make_border_async",
     "dvpp_vpc_batch_crop_resize_paste_async",
     "dvpp_vpc_convert_color_async",
     "dvpp_vpc_crop_and_paste_async",
     "dvpp_vpc_crop_async",
     "dvpp_vpc_crop_resize_async",
     "dvpp_vpc_crop_resize_paste_async",
+    "dvpp_vpc_make_border_async",
     "dvpp_vpc_resize_async",
     "vdec_create_channel",
     "vdec_create_channel_desc",
@@ -122,6 +144,7 @@ __all__ = [
     "vdec_get_channel_desc_out_pic_format",
     "vdec_get_channel_desc_out_pic_height",
     "vdec_get_channel_desc_out_pic_width",
+    "vdec_get_channel_desc_param",
     "vdec_get_channel_desc_ref_frame_num",
     "vdec_get_channel_desc_thread_id",
     "vdec_send_frame",
@@ -134,6 +157,7 @@ __all__ = [
     "vdec_set_channel_desc_out_pic_format",
     "vdec_set_channel_desc_out_pic_height",
     "vdec_set_channel_desc_out_pic_width",
+    "vdec_set_channel_desc_param",
     "vdec_set_channel_desc_ref_frame_num",
     "vdec_set_channel_desc_thread_id",
     "venc_create_channel",
@@ -149,6 +173,7 @@ __all__ = [
     "venc_get_channel_desc_entype",
     "venc_get_channel_desc_key_frame_interval",
     "venc_get_channel_desc_max_bit_rate",
+    "venc_get_channel_desc_param",
     "venc_get_channel_desc_pic_format",
     "venc_get_channel_desc_pic_height",
     "venc_get_channel_desc_pic_width",
@@ -164,6 +189,7 @@ __all__ = [
     "venc_set_channel_desc_entype",
     "venc_set_channel_desc_key_frame_interval",
     "venc_set_channel_desc_max_bit_rate",
+    "venc_set_channel_desc_param",
     "venc_set_channel_desc_pic_format",
     "venc_set_channel_desc_pic_height",
     "venc_set_channel_desc_pic_width",
@@ -185,6 +211,7 @@ for _declared in (
     ("dvpp", "roi_config", _descs.roi_config_fields),
     ("dvpp", "resize_config", _descs.resize_config_fields),
     ("dvpp", "jpege_config", _descs.jpege_config_fields),
+    ("dvpp", "border_config", _descs.border_config_fields),
     ("vdec", "channel_desc", _vdec.channel_desc_fields, "vdec_channel_desc"),
     ("venc", "channel_desc", _venc.channel_desc_fields, "venc_channel_desc"),
     ("venc", "frame_config", _venc.frame_config_fields, "venc_frame_config"),
@@ -198,6 +225,12 @@ del _declared
 @api("k", VALUE)
 def dvpp_malloc(size):
     return _memory.dvpp_malloc(size)
+
+
+@api("kiO", VALUE)
+def dvpp_malloc_with_cfg(size, policy, cfg):
+    config = _alloc_config.parse(malloc_config(cfg, "acl.media.dvpp_malloc_with_cfg"))
+    return _memory.dvpp_malloc(size, policy, config.device_id)
 
 
 @api("k")
@@ -295,6 +328,37 @@ def dvpp_create_resize_config():
 @api("k")
 def dvpp_destroy_resize_config(resize_config):
     _descs.resize_configs.remove(resize_config)
+
+
+@api("kik", VALUE, FailureOf(lambda args: args[0]))
+def dvpp_set_channel_desc_param(channel_desc, param_type, value):
+    _descs.set_channel_param(channel_desc, param_type, value)
+    return channel_desc
+
+
+@api("ki", VALUES, failure=(0, 0))
+def dvpp_get_channel_desc_param(channel_desc, param_type):
+    return _descs.channel_param(channel_desc, param_type)
+
+
+@api("", BARE)
+def dvpp_create_border_config():
+    return _descs.create_border_config()
+
+
+@api("k")
+def dvpp_destroy_border_config(border_config):
+    _descs.border_configs.remove(border_config)
+
+
+@api("kId")
+def dvpp_set_border_config_value(border_config, index, value):
+    _descs.set_border_value(border_config, index, value)
+
+
+@api("kI", BARE, failure=0.0)
+def dvpp_get_border_config_value(border_config, index):
+    return _descs.border_value(border_config, index)
 
 
 @api("", BARE)
@@ -409,6 +473,25 @@ def _batch_lists(qualname: str, roi_nums, crop_areas, paste_areas=None):
     return nums, crops, pastes
 
 
+@api("kkkkk")
+def dvpp_vpc_make_border_async(channel_desc, input_desc, output_desc, border_config, stream):
+    _vpc.make_border(channel_desc, input_desc, output_desc, border_config, stream)
+
+
+@api("kkOkOOkk")
+def dvpp_vpc_batch_crop_resize_make_border_async(
+    channel_desc, src_batch_desc, roi_nums, dst_batch_desc, crop_area, border_config, resize_config, stream
+):
+    qualname = "acl.media.dvpp_vpc_batch_crop_resize_make_border_async"
+    nums, crops, _ = _batch_lists(qualname, roi_nums, crop_area)
+    borders = handle_list(border_config, qualname, "border_config")
+    if len(borders) != len(crops):
+        raise ArgumentValueError("number of border configs must equal the number of crop areas")
+    _vpc.batch_crop_resize_make_border(
+        channel_desc, src_batch_desc, nums, dst_batch_desc, crops, borders, resize_config, stream
+    )
+
+
 _DST_BATCH = FailureOf(lambda args: args[3])  # a failed batch call returns the destination batch desc, as pyACL does
 
 
@@ -486,6 +569,17 @@ def vdec_destroy_channel_desc(vdec_channel_desc):
     _vdec.destroy_channel_desc(vdec_channel_desc)
 
 
+@api("kik", VALUE, FailureOf(lambda args: args[0]))
+def vdec_set_channel_desc_param(vdec_channel_desc, param_type, value):
+    _vdec.set_channel_param(vdec_channel_desc, param_type, value)
+    return vdec_channel_desc
+
+
+@api("ki", VALUES, failure=(0, 0))
+def vdec_get_channel_desc_param(vdec_channel_desc, param_type):
+    return _vdec.channel_param(vdec_channel_desc, param_type)
+
+
 @api("kO")
 def vdec_set_channel_desc_callback(vdec_channel_desc, callback):
     require_callable(callback)
@@ -554,6 +648,25 @@ def venc_set_channel_desc_callback(venc_channel_desc, callback):
 @api("k", BARE)
 def venc_get_channel_desc_callback(venc_channel_desc):
     return _stored(_venc.callback_of(venc_channel_desc))
+
+
+_VENC_PARAM_FORMATS = {_venc.ACL_VENC_THREAD_ID_UINT64: "K", _venc.ACL_VENC_BUF_ADDR_PTR: "k"}  # others: uint32
+
+
+@api("kiO")
+def venc_set_channel_desc_param(venc_channel_desc, param_type, value):
+    qualname = "acl.media.venc_set_channel_desc_param"
+    if param_type == _venc.ACL_VENC_CALLBACK_PTR:
+        require_callable(value)
+    else:
+        value = convert_one(_VENC_PARAM_FORMATS.get(param_type, "I"), value, qualname)
+    _venc.set_channel_param(venc_channel_desc, param_type, value)
+
+
+@api("ki", VALUE)
+def venc_get_channel_desc_param(venc_channel_desc, param_type):
+    value = _venc.channel_param(venc_channel_desc, param_type)
+    return _stored(value) if param_type == _venc.ACL_VENC_CALLBACK_PTR else value
 
 
 # ----- VENC channel, frame config, frames -----

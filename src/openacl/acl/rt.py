@@ -2,15 +2,29 @@
 
 from __future__ import annotations
 
-from openacl.acl._args import BARE, CODE, VALUE, VALUES, ArgumentTypeError, api, require_callable
+from openacl.acl._args import (
+    BARE,
+    CODE,
+    VALUE,
+    VALUES,
+    ArgumentTypeError,
+    api,
+    handle_list,
+    malloc_config,
+    require_callable,
+)
+from openacl.runtime import alloc_config as _alloc_config
 from openacl.runtime import attributes as _attributes
 from openacl.runtime import copies as _copies
 from openacl.runtime import device as _device
 from openacl.runtime import exceptions as _exceptions
 from openacl.runtime import memory as _memory
+from openacl.runtime import notify as _notify
+from openacl.runtime import options as _options
 from openacl.runtime import platform as _platform
 from openacl.runtime import report as _report
 from openacl.runtime import timeouts as _timeouts
+from openacl.runtime import vmm as _vmm
 from openacl.runtime.sched import event as _event
 from openacl.runtime.sched import stream as _stream
 from openacl.runtime.sched.waiting import timeout_from_ms
@@ -20,28 +34,41 @@ __all__ = [
     "create_event",
     "create_event_ex_with_flag",
     "create_event_with_flag",
+    "create_notify",
     "create_stream",
     "create_stream_with_config",
     "ctx_get_current_default_stream",
+    "ctx_get_sys_param_opt",
+    "ctx_set_sys_param_opt",
     "destroy_context",
     "destroy_event",
+    "destroy_notify",
     "destroy_stream",
     "destroy_stream_force",
+    "device_can_access_peer",
+    "device_disable_peer_access",
+    "device_enable_peer_access",
+    "device_get_bare_tgid",
     "device_get_stream_priority_range",
+    "device_peer_access_status",
+    "device_task_abort",
     "event_elapsed_time",
     "event_get_timestamp",
     "free",
     "free_host",
+    "free_physical",
     "get_context",
     "get_device",
     "get_device_count",
     "get_device_id_from_exception_info",
+    "get_device_sat_mode",
     "get_error_code_from_exception_info",
     "get_event_id",
     "get_last_error",
     "get_logic_dev_id_by_phy_dev_id",
     "get_logic_dev_id_by_user_dev_id",
     "get_mem_info",
+    "get_notify_id",
     "get_op_execute_timeout",
     "get_phy_dev_id_by_logic_dev_id",
     "get_primary_ctx_state",
@@ -49,22 +76,37 @@ __all__ = [
     "get_stream_attribute",
     "get_stream_id_from_exception_info",
     "get_stream_overflow_switch",
+    "get_sys_param_opt",
     "get_task_id_from_exception_info",
     "get_thread_id_from_exception_info",
     "get_user_dev_id_by_logic_dev_id",
+    "host_get_device_pointer",
+    "host_register",
+    "host_register_v2",
+    "host_unregister",
     "launch_callback",
     "malloc",
     "malloc_align32",
     "malloc_cached",
+    "malloc_for_task_scheduler",
     "malloc_host",
+    "malloc_host_with_cfg",
+    "malloc_physical",
+    "malloc_with_cfg",
+    "map_mem",
+    "mem_export_to_shareable_handle",
     "mem_flush",
+    "mem_get_allocation_granularity",
+    "mem_import_from_shareable_handle",
     "mem_invalidate",
+    "mem_set_pid_to_shareable_handle",
     "memcpy",
     "memcpy2d",
     "memcpy2d_async",
     "memcpy_async",
     "memset",
     "memset_async",
+    "notify_batch_reset",
     "peek_at_last_error",
     "pointer_get_attributes",
     "process_report",
@@ -73,17 +115,24 @@ __all__ = [
     "query_event_status",
     "query_event_wait_status",
     "record_event",
+    "record_notify",
+    "reduce_async",
+    "release_mem_address",
+    "reserve_mem_address",
     "reset_device",
     "reset_device_force",
     "reset_event",
     "set_context",
     "set_device",
+    "set_device_sat_mode",
     "set_exception_info_callback",
     "set_op_execute_time_out",
     "set_op_wait_timeout",
     "set_stream_attribute",
     "set_stream_failure_mode",
     "set_stream_overflow_switch",
+    "set_sys_param_opt",
+    "stream_abort",
     "stream_get_id",
     "stream_query",
     "stream_wait_event",
@@ -94,7 +143,9 @@ __all__ = [
     "synchronize_event_with_timeout",
     "synchronize_stream",
     "synchronize_stream_with_timeout",
+    "unmap_mem",
     "unsubscribe_report",
+    "wait_and_reset_notify",
 ]
 
 
@@ -186,6 +237,61 @@ def get_phy_dev_id_by_logic_dev_id(logic_device_id):
     return _attributes.mapped_device_id(logic_device_id)
 
 
+@api("il")
+def set_sys_param_opt(opt, value):
+    _options.set_sys_param_opt(opt, value)
+
+
+@api("i", VALUE)
+def get_sys_param_opt(opt):
+    return _options.sys_param_opt(opt)
+
+
+@api("il")
+def ctx_set_sys_param_opt(opt, value):
+    _options.ctx_set_sys_param_opt(opt, value)
+
+
+@api("i", VALUE)
+def ctx_get_sys_param_opt(opt):
+    return _options.ctx_sys_param_opt(opt)
+
+
+@api("i")
+def set_device_sat_mode(mode):
+    _options.set_sat_mode(mode)
+
+
+@api("", VALUE)
+def get_device_sat_mode():
+    return _options.sat_mode()
+
+
+@api("iI")
+def device_task_abort(device_id, timeout):
+    _device.abort_device(device_id)
+
+
+@api("ii", VALUE)
+def device_can_access_peer(device_id, peer_device_id):
+    return _options.can_access_peer(device_id, peer_device_id)
+
+
+@api("iI")
+def device_enable_peer_access(peer_device_id, flags):
+    _options.enable_peer_access(peer_device_id, flags)
+
+
+@api("i")
+def device_disable_peer_access(peer_device_id):
+    _options.disable_peer_access(peer_device_id)
+
+
+@api("ii", VALUE)
+def device_peer_access_status(device_id, peer_device_id):
+    return _options.peer_access_status(device_id, peer_device_id)
+
+
 @api("", VALUES, failure=(0, 0))
 def device_get_stream_priority_range():
     return _platform.stream_priority_range()
@@ -222,6 +328,11 @@ def synchronize_stream(stream):
 @api("ki")
 def synchronize_stream_with_timeout(stream, timeout):
     _device.resolve(stream).synchronize(timeout_from_ms(timeout))
+
+
+@api("k")
+def stream_abort(stream):
+    _device.abort_stream(_device.resolve(stream))
 
 
 @api("k", VALUE, failure=_stream.ACL_STREAM_STATUS_NOT_READY)
@@ -372,6 +483,39 @@ def stream_wait_event(stream, event):
     _device.events.get(event).wait_on(_device.resolve(stream))
 
 
+# ----- notifies -----
+
+
+@api("K", VALUE)
+def create_notify(flag):
+    return _notify.create(flag)
+
+
+@api("k")
+def destroy_notify(notify):
+    _notify.destroy(notify)
+
+
+@api("kk")
+def record_notify(notify, stream):
+    _notify.record(notify, stream)
+
+
+@api("kkL")
+def wait_and_reset_notify(notify, stream, timeout):
+    _notify.wait_and_reset(notify, stream, timeout)
+
+
+@api("k", VALUE)
+def get_notify_id(notify):
+    return _notify.notify_id(notify)
+
+
+@api("O")
+def notify_batch_reset(notifies):
+    _notify.batch_reset(handle_list(notifies, "acl.rt.notify_batch_reset", "notifies"))
+
+
 # ----- memory -----
 
 
@@ -388,6 +532,25 @@ def malloc_align32(size, policy):
 @api("Ki", VALUE)
 def malloc_cached(size, policy):
     return _memory.malloc(size, policy, _device.current_device().id)  # coherent memory: cached is plain
+
+
+@api("kiO", VALUE)
+def malloc_with_cfg(size, policy, cfg):
+    config = _alloc_config.parse(malloc_config(cfg, "acl.rt.malloc_with_cfg"))
+    return _memory.malloc(size, policy, _alloc_config.device_for(config))
+
+
+@api("kiO", VALUE)
+def malloc_for_task_scheduler(size, policy, cfg):
+    """Memory the task scheduler reads: device memory like any other here."""
+    config = _alloc_config.parse(malloc_config(cfg, "acl.rt.malloc_for_task_scheduler"))
+    return _memory.malloc(size, policy, _alloc_config.device_for(config))
+
+
+@api("kO", VALUE)
+def malloc_host_with_cfg(size, cfg):
+    _alloc_config.parse(malloc_config(cfg, "acl.rt.malloc_host_with_cfg"))
+    return _memory.malloc_host(size)
 
 
 @api("k")
@@ -425,6 +588,26 @@ def free_host(host_ptr):
     _memory.free_host(host_ptr)
 
 
+@api("kki", VALUE)
+def host_register(ptr, size, reg_type):
+    return _memory.host_register(ptr, size, reg_type)
+
+
+@api("KKI")
+def host_register_v2(ptr, size, flags):
+    _memory.host_register_flags(ptr, size, flags)
+
+
+@api("k")
+def host_unregister(ptr):
+    _memory.host_unregister(ptr)
+
+
+@api("KI", VALUE)
+def host_get_device_pointer(host_ptr, flag):
+    return _memory.host_device_pointer(host_ptr, flag)
+
+
 @api("kKkKi")
 def memcpy(dst, dst_max, src, count, kind):
     _copies.memcpy(dst, dst_max, src, count, kind)
@@ -433,6 +616,11 @@ def memcpy(dst, dst_max, src, count, kind):
 @api("kKkKik")
 def memcpy_async(dst, dst_max, src, count, kind, stream):
     _copies.enqueue_copy(_device.resolve(stream), dst, dst_max, src, count, kind)
+
+
+@api("kkkiikk")
+def reduce_async(dst, src, count, kind, data_type, stream, reserve):
+    _copies.enqueue_reduce(_device.resolve(stream), dst, src, count, kind, data_type, reserve)
 
 
 @api("kkkkkki")
@@ -453,6 +641,76 @@ def memset(dev_ptr, max_count, value, count):
 @api("kKiKk")
 def memset_async(dev_ptr, max_count, value, count, stream):
     _copies.enqueue_fill(_device.resolve(stream), dev_ptr, max_count, value, count)
+
+
+# ----- virtual memory -----
+
+
+def _physical_location(prop, qualname):
+    """aclrtPhysicalMemProp as pyACL takes it (``{"handleType", "allocationType", "memAttr", "location": {"id",
+    "type"}, "reserve"}``) -> (location type, device id); anything else is its parse TypeError."""
+    location = prop.get("location") if isinstance(prop, dict) else None
+    if not isinstance(location, dict) or not all(isinstance(location.get(k), int) for k in ("id", "type")):
+        raise ArgumentTypeError(f"{qualname} args parse failed")
+    return location["type"], location["id"]
+
+
+@api("kkkK", VALUE)
+def reserve_mem_address(size, alignment, expect_ptr, flags):
+    return _vmm.reserve(size, alignment, expect_ptr, flags)
+
+
+@api("k")
+def release_mem_address(vir_ptr):
+    _vmm.release(vir_ptr)
+
+
+@api("kOK", VALUE)
+def malloc_physical(size, prop, flags):
+    return _vmm.malloc_physical(size, *_physical_location(prop, "acl.rt.malloc_physical"), flags)
+
+
+@api("k")
+def free_physical(handle):
+    _vmm.free_physical(handle)
+
+
+@api("kkkkK")
+def map_mem(vir_ptr, size, offset, handle, flags):
+    _vmm.map_mem(vir_ptr, size, offset, handle, flags)
+
+
+@api("k")
+def unmap_mem(vir_ptr):
+    _vmm.unmap_mem(vir_ptr)
+
+
+@api("kiK", VALUE)
+def mem_export_to_shareable_handle(handle, handle_type, flags):
+    return _vmm.export_shareable(handle, handle_type, flags)
+
+
+@api("KO")
+def mem_set_pid_to_shareable_handle(shareable_handle, pids):
+    qualname = "acl.rt.mem_set_pid_to_shareable_handle"
+    if not isinstance(pids, list) or not all(isinstance(pid, int) for pid in pids):
+        raise ArgumentTypeError(f"{qualname} args parse failed")
+    _vmm.set_import_pids(shareable_handle, pids)
+
+
+@api("Ki", VALUE)
+def mem_import_from_shareable_handle(shareable_handle, device_id):
+    return _vmm.import_shareable(shareable_handle, device_id)
+
+
+@api("", VALUE)
+def device_get_bare_tgid():
+    return _vmm.bare_tgid()
+
+
+@api("Oi", VALUE)
+def mem_get_allocation_granularity(prop, option):
+    return _vmm.granularity(*_physical_location(prop, "acl.rt.mem_get_allocation_granularity"), option)
 
 
 # ----- stream callbacks -----

@@ -97,6 +97,18 @@ class JpegeConfig:
     level: int = 100
 
 
+@dataclass(eq=False)
+class BorderConfig:
+    """acldvppBorderConfig: how a make-border operation fills the border around the picture it places."""
+
+    border_type: int = 0  # acldvppBorderType: CONSTANT 0, REPLICATE 1, REFLECT 2, REFLECT_101 3
+    value: list[float] = field(default_factory=lambda: [0.0, 0.0, 0.0, 0.0])  # CONSTANT's value per channel
+    top: int = 0
+    bottom: int = 0
+    left: int = 0
+    right: int = 0
+
+
 channel_descs: HandleTable[ChannelDesc] = HandleTable("dvpp channel desc")
 pic_descs: HandleTable[PicDesc] = HandleTable("dvpp pic desc")
 batch_pic_descs: HandleTable[BatchPicDesc] = HandleTable("dvpp batch pic desc")
@@ -104,6 +116,9 @@ stream_descs: HandleTable[StreamDesc] = HandleTable("dvpp stream desc")
 roi_configs: HandleTable[RoiConfig] = HandleTable("dvpp roi config")
 resize_configs: HandleTable[ResizeConfig] = HandleTable("dvpp resize config")
 jpege_configs: HandleTable[JpegeConfig] = HandleTable("dvpp jpege config")
+border_configs: HandleTable[BorderConfig] = HandleTable("dvpp border config")
+BORDER_TYPES = range(0, 4)
+BORDER_VALUES = 4
 
 
 def _channel_mode(desc: ChannelDesc, mode: int) -> None:
@@ -135,6 +150,15 @@ roi_config_fields = Fields(roi_configs, left=_CORNER, right=_CORNER, top=_CORNER
 resize_config_fields = Fields(resize_configs, interpolation=Field("I", _interpolation))
 jpege_config_fields = Fields(
     jpege_configs, level=Field("I", only(lambda level: level <= 100, "jpege level {} is not in 0..100"))
+)
+_BORDER_WIDTH = Field("I", only(lambda width: width <= 0xFFFF, "border width {} is not a uint16"))  # C: uint16_t
+border_config_fields = Fields(
+    border_configs,
+    border_type=Field("i", only(lambda kind: kind in BORDER_TYPES, "border type {} is not one of 0..3")),
+    top=_BORDER_WIDTH,
+    bottom=_BORDER_WIDTH,
+    left=_BORDER_WIDTH,
+    right=_BORDER_WIDTH,
 )
 
 # Guards the check-then-change of channel and batch lifetimes (create/destroy racing each other); held for a few
@@ -249,6 +273,56 @@ def set_roi_config(handle: int, left: int, right: int, top: int, bottom: int) ->
 
 def create_resize_config() -> int:
     return resize_configs.add(ResizeConfig())
+
+
+# acldvppChannelDescParamType: the one typed parameter is the colour-space conversion matrix, acldvppCscMatrix
+# (BT601 WIDE 0 / NARROW 1, BT709 WIDE 2 / NARROW 3, BT2020 WIDE 4 / NARROW 5).
+ACL_DVPP_CSC_MATRIX_UINT32 = 0
+ACL_DVPP_CSC_MATRIX_BT601_WIDE = 0
+CSC_MATRICES = range(0, 6)
+
+
+def check_csc_param(param_type: int, value: int | None = None) -> None:
+    """The rules of a typed channel parameter (DVPP's and VDEC's alike): the type is the CSC matrix (0), and the
+    matrix, if given, is BT.601 wide, what openacl's colour conversion computes (``color.py``): another one is
+    refused rather than stored and ignored."""
+    if param_type != ACL_DVPP_CSC_MATRIX_UINT32:
+        raise AclError(_INVALID, f"channel parameter type {param_type} is not the CSC matrix (0)")
+    if value is not None and value not in CSC_MATRICES:
+        raise AclError(_INVALID, f"CSC matrix {value} is not one of 0..5")
+    if value is not None and value != ACL_DVPP_CSC_MATRIX_BT601_WIDE:
+        raise AclError(AclCode.ACL_ERROR_FEATURE_UNSUPPORTED, f"CSC matrix {value}: openacl converts with BT.601 wide")
+
+
+def set_channel_param(handle: int, param_type: int, value: int) -> None:
+    desc = channel_descs.get(handle)
+    check_csc_param(param_type, value)
+    desc.params[param_type] = value
+
+
+def channel_param(handle: int, param_type: int) -> tuple[int, int]:
+    """(size of the value in bytes, the value) of a typed channel parameter; never set: DVPP's default."""
+    desc = channel_descs.get(handle)
+    check_csc_param(param_type)
+    return 4, desc.params.get(param_type, ACL_DVPP_CSC_MATRIX_BT601_WIDE)
+
+
+def create_border_config() -> int:
+    return border_configs.add(BorderConfig())
+
+
+def _value_index(index: int) -> int:
+    if not 0 <= index < BORDER_VALUES:
+        raise AclError(_INVALID, f"border value index {index} is not in 0..{BORDER_VALUES - 1}")
+    return index
+
+
+def set_border_value(handle: int, index: int, value: float) -> None:
+    border_configs.get(handle).value[_value_index(index)] = value
+
+
+def border_value(handle: int, index: int) -> float:
+    return border_configs.get(handle).value[_value_index(index)]
 
 
 def create_jpege_config() -> int:

@@ -36,12 +36,14 @@ def rounded_size(size: int) -> int:
     return align_up(size, SIZE_ALIGNMENT) + SIZE_PADDING
 
 
-def dvpp_malloc(size: int) -> int:
+def dvpp_malloc(size: int, policy: int = 0, device_id: int | None = None) -> int:
+    """DVPP memory of the current device (or ``device_id``, from ``dvpp_malloc_with_cfg``'s config)."""
     if size == 0:
         raise AclError(AclCode.ACL_ERROR_INVALID_PARAM, "dvpp_malloc of 0 bytes")
-    device_id = _device.current_device().id
+    if device_id is None:
+        device_id = _device.current_device().id
     try:
-        addr = _memory.malloc(rounded_size(size), 0, device_id, alignment=START_ALIGNMENT)
+        addr = _memory.malloc(rounded_size(size), policy, device_id, alignment=START_ALIGNMENT)
     except AclError as exc:
         if exc.code != AclCode.ACL_ERROR_RT_MEMORY_ALLOCATION:
             raise

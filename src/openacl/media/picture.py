@@ -128,3 +128,41 @@ def write(buf: np.ndarray, lay: Layout, ws: int, hs: int, planes: Planes, left: 
     rgb = color.yuv_to_rgb(planes.y, planes.u, planes.v)  # type: ignore[arg-type]
     for i, c in enumerate(lay.order):
         pixels[..., i] = 255 if c == "a" else rgb[..., "rgb".index(c)]
+
+
+# acldvppBorderType -> numpy's pad mode: CONSTANT, REPLICATE (aaa|abc), REFLECT (cba|abc), REFLECT_101 (cb|abc)
+_PAD_MODES = ("constant", "edge", "symmetric", "reflect")
+
+
+def pad(planes: Planes, top: int, bottom: int, left: int, right: int, border_type: int, fill: tuple) -> Planes:
+    """``planes`` with a border around them (chroma borders scaled by its subsampling); ``fill`` is the (Y, U, V)
+    of a CONSTANT border. The caller keeps the borders multiples of the subsampling."""
+    mode = _PAD_MODES[border_type]
+
+    def padded(plane: np.ndarray, widths: tuple[tuple[int, int], tuple[int, int]], value: int) -> np.ndarray:
+        if mode == "reflect" and min(plane.shape) < 2:
+            return np.pad(plane, widths, mode="edge")  # reflect-101 of one row or column is the row itself
+        if mode == "constant":
+            return np.pad(plane, widths, mode=mode, constant_values=value)
+        return np.pad(plane, widths, mode=mode)
+
+    y = padded(planes.y, ((top, bottom), (left, right)), fill[0])
+    if planes.u is None:
+        return Planes(y, None, None, planes.sub)
+    sx, sy = planes.sub
+    widths = ((top // sy, bottom // sy), (left // sx, right // sx))
+    u = padded(planes.u, widths, fill[1])
+    v = padded(planes.v, widths, fill[2])  # type: ignore[arg-type]
+    return Planes(y, u, v, planes.sub)
+
+
+def border_fill(lay: Layout, value: list[float]) -> tuple[int, int, int]:
+    """A CONSTANT border's (Y, U, V) from acldvppBorderConfig's values, which are the output's channels: Y, U, V
+    for YUV outputs (semi-planar, packed), in the format's own order for RGB outputs."""
+    clipped = [int(min(max(round(v), 0), 255)) for v in value]
+    if lay.kind in ("y", "sp", "packed422") or lay.order == "yuv":
+        return clipped[0], clipped[1], clipped[2]
+    channels = {c: clipped[i] for i, c in enumerate(lay.order[:3])}
+    rgb = np.array([[[channels.get(c, 0) for c in "rgb"]]], np.uint8)
+    y, u, v = color.rgb_to_yuv(rgb)
+    return int(y[0, 0]), int(u[0, 0]), int(v[0, 0])

@@ -90,6 +90,7 @@ class VdecChannelDesc:
     ref_frame_num: int = 0
     out_mode: int = 0
     bit_depth: int = 0
+    csc_matrix: int = 0  # ACL_VDEC_CSC_MATRIX_UINT32: BT.601 wide, the one RGB outputs are converted with
     channel: VdecChannel | None = None
 
 
@@ -323,6 +324,20 @@ channel_desc_fields = Fields(
     out_mode=Field("I", only(lambda mode: mode in (0, 1), "vdec out mode {} is neither 0 (default) nor 1 (real time)")),
     bit_depth="I",
 )
+
+
+def set_channel_param(handle: int, param_type: int, value: int) -> None:
+    """``vdec_set_channel_desc_param``: the CSC matrix, with DVPP's rules (``descs.check_csc_param``)."""
+    desc = channel_descs.get(handle)
+    _descs.check_csc_param(param_type, value)
+    desc.csc_matrix = value
+
+
+def channel_param(handle: int, param_type: int) -> tuple[int, int]:
+    """(size of the value in bytes, the value) of the CSC matrix."""
+    desc = channel_descs.get(handle)
+    _descs.check_csc_param(param_type)
+    return 4, desc.csc_matrix
 
 
 def set_callback(handle: int, callback: Callable) -> None:

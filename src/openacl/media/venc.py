@@ -264,6 +264,47 @@ def set_callback(handle: int, callback: Callable) -> None:
     channel_descs.get(handle).callback = callback
 
 
+# aclvencChannelDescParamType -> the field each typed parameter is (1 is the callback, 12 the I/P frame bit ratio).
+ACL_VENC_THREAD_ID_UINT64, ACL_VENC_CALLBACK_PTR, ACL_VENC_BUF_ADDR_PTR, ACL_VENC_MAX_IP_PROP_UINT32 = 0, 1, 7, 12
+PARAM_FIELDS = {
+    ACL_VENC_THREAD_ID_UINT64: "thread_id",
+    2: "pic_format",
+    3: "entype",
+    4: "pic_width",
+    5: "pic_height",
+    6: "key_frame_interval",
+    ACL_VENC_BUF_ADDR_PTR: "buf_addr",
+    8: "buf_size",
+    9: "rc_mode",
+    10: "src_rate",
+    11: "max_bit_rate",
+}
+
+
+def _param_field(param_type: int) -> str:
+    if param_type == ACL_VENC_MAX_IP_PROP_UINT32:
+        raise AclError(AclCode.ACL_ERROR_FEATURE_UNSUPPORTED, "the encoder has no I/P frame bit ratio to set or read")
+    name = PARAM_FIELDS.get(param_type)
+    if name is None:
+        raise AclError(_INVALID, f"venc channel parameter type {param_type} is not one of 0..12")
+    return name
+
+
+def set_channel_param(handle: int, param_type: int, value: object) -> None:
+    """``venc_set_channel_desc_param``: the setter of the field the type names, with that setter's checks."""
+    if param_type == ACL_VENC_CALLBACK_PTR:
+        set_callback(handle, value)  # type: ignore[arg-type]  # the facade checked it is callable
+        return
+    channel_desc_fields.set(handle, _param_field(param_type), value)  # type: ignore[arg-type]
+
+
+def channel_param(handle: int, param_type: int) -> object:
+    """``venc_get_channel_desc_param``: the field the type names (the callback: None if none was set)."""
+    if param_type == ACL_VENC_CALLBACK_PTR:
+        return channel_descs.get(handle).callback
+    return channel_desc_fields.get(handle, _param_field(param_type))
+
+
 def callback_of(handle: int) -> Callable | None:
     desc = channel_descs.get(handle) if handle in channel_descs else None
     return desc.callback if desc is not None else None

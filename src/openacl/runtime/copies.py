@@ -12,6 +12,10 @@ stream gets there (a free in between only unregisters the address, see ``memory`
 
 from __future__ import annotations
 
+import numpy as np
+
+from openacl import dtypes
+from openacl.dtypes import AclDataType
 from openacl.errors import AclCode, AclError
 from openacl.runtime import memory
 from openacl.runtime.memory import Kind, Region, region_for, space
@@ -39,6 +43,16 @@ _COPY_SIDES: dict[int, tuple[bool | None, bool | None]] = {
 SYNC_COPY_KINDS = range(0, 6)  # what aclrtMemcpy's kind translation accepts (H2H .. H2BUF2D)
 
 
+def _wrong_side(region: Region, addr: int, size: int, want_device: bool | None) -> bool:
+    """Whether a copy's side is not the memory its kind names (None: either will do). Registered host memory
+    (``host_register``) is both: host memory, and device memory at the same address."""
+    if want_device is None:
+        return False
+    if region.kind is Kind.DEVICE:
+        return not want_device
+    return want_device and not memory.is_registered(addr, size)
+
+
 def check_copy(dst: int, dst_max: int, src: int, count: int, kind: int, *, sync: bool = False) -> tuple[Region, Region]:
     """Validate a memcpy; return the (dst, src) regions.
 
@@ -61,11 +75,11 @@ def check_copy(dst: int, dst_max: int, src: int, count: int, kind: int, *, sync:
         raise AclError(_INVALID, f"count {count} is larger than dst_max {dst_max}")
     dst_region = region_for(dst, count, "destination", write=True)
     src_region = region_for(src, count, "source")
-    for name, region, want_device in (
-        ("source", src_region, sides[0]),
-        ("destination", dst_region, sides[1]),
+    for name, region, addr, want_device in (
+        ("source", src_region, src, sides[0]),
+        ("destination", dst_region, dst, sides[1]),
     ):
-        if want_device is not None and (region.kind is Kind.DEVICE) != want_device:
+        if _wrong_side(region, addr, count, want_device):
             where = "device" if want_device else "host"
             raise AclError(_INVALID, f"memcpy kind {kind}: {name} must be {where} memory, not {region.kind.value}")
     if not sync and kind == ACL_MEMCPY_HOST_TO_HOST:
@@ -150,8 +164,11 @@ def check_copy2d(
         raise AclError(_INVALID, f"width {width} is larger than a pitch (dpitch {dpitch}, spitch {spitch})")
     dst_region = region_for(dst, _span(dpitch, width, height), "destination", write=True)
     src_region = region_for(src, _span(spitch, width, height), "source")
-    for name, region, want_device in (("source", src_region, sides[0]), ("destination", dst_region, sides[1])):
-        if want_device is not None and (region.kind is Kind.DEVICE) != want_device:
+    for name, region, addr, span, want_device in (
+        ("source", src_region, src, _span(spitch, width, height), sides[0]),
+        ("destination", dst_region, dst, _span(dpitch, width, height), sides[1]),
+    ):
+        if _wrong_side(region, addr, span, want_device):
             where = "device" if want_device else "host"
             raise AclError(_INVALID, f"memcpy2d kind {kind}: {name} must be {where} memory, not {region.kind.value}")
     return dst_region, src_region
@@ -184,3 +201,56 @@ def enqueue_copy2d(
         copy2d(dst, dpitch, src, spitch, width, height, target, src_region)
 
     stream.enqueue(work_task("memcpy2d_async", work))
+
+
+# ----- reductions (aclrtReduceAsync): a copy that combines with what the destination holds -----
+
+ACL_RT_MEMCPY_SDMA_AUTOMATIC_SUM, ACL_RT_MEMCPY_SDMA_AUTOMATIC_MAX = 10, 11
+ACL_RT_MEMCPY_SDMA_AUTOMATIC_MIN, ACL_RT_MEMCPY_SDMA_AUTOMATIC_EQUAL = 12, 13
+_REDUCERS = {
+    ACL_RT_MEMCPY_SDMA_AUTOMATIC_SUM: np.add,
+    ACL_RT_MEMCPY_SDMA_AUTOMATIC_MAX: np.maximum,
+    ACL_RT_MEMCPY_SDMA_AUTOMATIC_MIN: np.minimum,
+}
+# The element types SDMA reduces (what HCCL hands it): int8/16/32, float16/32, bfloat16.
+_REDUCE_TYPES = {
+    AclDataType.ACL_INT8: np.dtype(np.int8),
+    AclDataType.ACL_INT16: np.dtype(np.int16),
+    AclDataType.ACL_INT32: np.dtype(np.int32),
+    AclDataType.ACL_FLOAT16: np.dtype(np.float16),
+    AclDataType.ACL_FLOAT: np.dtype(np.float32),
+}
+
+
+def enqueue_reduce(stream: Stream, dst: int, src: int, count: int, kind: int, data_type: int, reserve: int) -> None:
+    """``dst[i] = op(dst[i], src[i])`` over ``count`` bytes of ``data_type`` elements, when the stream gets there.
+
+    Integers wrap and floats follow IEEE (inf, nan), as CPU arithmetic does. EQUAL, whose result the notes do not
+    describe, is ACL_ERROR_RT_FEATURE_NOT_SUPPORT rather than a guess.
+    """
+    if kind == ACL_RT_MEMCPY_SDMA_AUTOMATIC_EQUAL:
+        raise AclError(AclCode.ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "reduce kind EQUAL(13)")
+    reducer = _REDUCERS.get(kind)
+    if reducer is None:
+        raise AclError(_INVALID, f"reduce kind {kind} is not SUM(10), MAX(11), MIN(12) or EQUAL(13)")
+    # bfloat16 is looked up here, not in the table: reading it imports ml_dtypes, which only bf16 needs.
+    dtype = dtypes.BFLOAT16 if data_type == AclDataType.ACL_BF16 else _REDUCE_TYPES.get(data_type)  # type: ignore
+    if dtype is None:
+        raise AclError(_INVALID, f"data type {data_type} is not int8, int16, int32, float16, float or bfloat16")
+    if reserve != 0:
+        raise AclError(_INVALID, "reserve must be 0")
+    if count <= 0 or count % dtype.itemsize:
+        raise AclError(_INVALID, f"count {count} is not a positive multiple of the {dtype.itemsize}-byte element")
+    dst_region = region_for(dst, count, "destination", write=True)
+    src_region = region_for(src, count, "source")
+
+    def work() -> None:
+        _check_source_still_allocated("reduce_async", src_region)
+        target = memory.task_write_region(dst, count, "reduce_async", dst_region)
+        a = np.frombuffer(memory.read_bytes(dst, count, "destination"), dtype)
+        b = np.frombuffer(memory.read_bytes(src, count, "source"), dtype)
+        with np.errstate(over="ignore", invalid="ignore"):
+            result = reducer(a, b).astype(dtype)
+        memory.task_write(dst, result, "reduce_async", target)
+
+    stream.enqueue(work_task("reduce_async", work))

@@ -319,6 +319,26 @@ def destroy_stream_object(stream: Stream, force: bool, reason: str = "destroy_st
         streams.remove(stream.handle)
 
 
+def abort_stream(stream: Stream) -> None:
+    """``stream_abort``: drop every task queued on the stream and every callback not started; the stream stays
+    usable. A task already running (an onnxruntime run, a callback) cannot be cut short on a CPU: it finishes."""
+    with _lock.locked:
+        stream.check_open_locked()
+        stream.discard_pending_locked("stream_abort")
+
+
+def abort_device(device_id: int) -> None:
+    """``device_task_abort``: ``abort_stream`` for every stream of the device. Dropping queued work takes no
+    time, so the call's timeout never runs out; tasks already running finish as they would."""
+    device = get(device_id)
+    with device.lock:
+        aborting = [s for ctx in device.contexts for s in ctx.streams]
+    with _lock.locked:
+        for stream in aborting:
+            if not stream.destroyed:
+                stream.discard_pending_locked("device_task_abort")
+
+
 def synchronize_device() -> None:
     device = current_device()
     with device.lock:

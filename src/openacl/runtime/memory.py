@@ -485,3 +485,76 @@ def check_task_view(view: np.ndarray, what: str) -> None:
 def task_view(addr: int, size: int, what: str, pinned: Region | None = None) -> np.ndarray:
     """A writable uint8 view a task fills (a decoded picture): checked against live memory now; it pins it."""
     return _view(task_write_region(addr, size, what, pinned), addr, size)
+
+
+# ----- host memory registration (aclrtHostRegister): one address space, so the device pointer is the host's -----
+#
+# Invariant: ``_registered`` maps each registered start address to the region it pins; it is guarded by
+# ``_registered_lock``, held only to read or change the table. A registration holds its region, so the bytes are
+# never released while they are registered.
+
+ACL_HOST_REGISTER_MAPPED = 0  # aclrtHostRegisterType of host_register
+# host_register_v2's flags: MAPPED and PINNED mean what every host range already is here; IOMEMORY (a PCIe
+# device's IO space) and READONLY (reserved in CANN too) have nothing to map.
+ACL_HOST_REG_MAPPED, ACL_HOST_REG_IOMEMORY, ACL_HOST_REG_READONLY, ACL_HOST_REG_PINNED = 0x2, 0x4, 0x8, 0x10000000
+_registered_lock = atfork.lock()
+_registered: dict[int, tuple[int, Region]] = {}  # start -> (size, pinned region)
+
+
+def host_register(addr: int, size: int, reg_type: int) -> int:
+    """Register ``[addr, addr + size)`` of host memory for device access; returns its device address (itself)."""
+    if reg_type != ACL_HOST_REGISTER_MAPPED:
+        raise AclError(_INVALID, f"register type {reg_type} is not ACL_HOST_REGISTER_MAPPED(0)")
+    if size == 0:
+        raise AclError(_INVALID, "size 0")
+    region = region_for(addr, size, "host memory")
+    if not region.kind.on_host:
+        raise AclError(_INVALID, f"{addr:#x} is device memory, not host memory")
+    with _registered_lock:
+        for start, (length, _) in _registered.items():
+            if start < addr + size and addr < start + length:
+                raise AclError(
+                    AclCode.ACL_ERROR_HOST_MEMORY_ALREADY_REGISTERED,
+                    f"{addr:#x} (+{size} bytes) overlaps the registered {start:#x} (+{length} bytes)",
+                )
+        _registered[addr] = (size, region)
+    return addr
+
+
+def host_register_flags(addr: int, size: int, flags: int) -> None:
+    """``aclrtHostRegisterV2``: register with flags instead of a type."""
+    if flags & (ACL_HOST_REG_IOMEMORY | ACL_HOST_REG_READONLY):
+        raise AclError(AclCode.ACL_ERROR_FEATURE_UNSUPPORTED, f"flags {flags:#x}: no IO memory or read-only mapping")
+    if flags & ~(ACL_HOST_REG_MAPPED | ACL_HOST_REG_PINNED) or not flags:
+        raise AclError(_INVALID, f"flags {flags:#x} are not ACL_HOST_REG_MAPPED and/or ACL_HOST_REG_PINNED")
+    host_register(addr, size, ACL_HOST_REGISTER_MAPPED)
+
+
+def host_unregister(addr: int) -> None:
+    with _registered_lock:
+        entry = _registered.pop(addr, None)
+    if entry is None:
+        raise AclError(AclCode.ACL_ERROR_HOST_MEMORY_NOT_REGISTERED, f"{addr:#x} is not the start of registered memory")
+
+
+def host_device_pointer(addr: int, flag: int = 0) -> int:
+    """The device address of registered host memory: the same address (one address space); ``flag`` is 0."""
+    if flag != 0:
+        raise AclError(_INVALID, f"flag {flag} must be 0")
+    with _registered_lock:
+        inside = any(start <= addr < start + size for start, (size, _) in _registered.items())
+    if not inside:
+        raise AclError(AclCode.ACL_ERROR_HOST_MEMORY_NOT_REGISTERED, f"{addr:#x} is not inside registered memory")
+    return addr
+
+
+def is_registered(addr: int, size: int) -> bool:
+    """Whether ``[addr, addr + size)`` lies inside one registered host range (device memory at the same address)."""
+    with _registered_lock:
+        return any(start <= addr and addr + size <= start + length for start, (length, _) in _registered.items())
+
+
+def forget_registrations() -> None:
+    """Drop every host registration (process reset)."""
+    with _registered_lock:
+        _registered.clear()
