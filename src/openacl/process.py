@@ -44,7 +44,7 @@ from openacl.errors import AclCode, AclError
 from openacl.graph_engine import state as ge_state
 from openacl.model import bundle, model
 from openacl.op import execute as op_execute
-from openacl.runtime import device, exceptions, handles, memory, timeouts
+from openacl.runtime import checker, device, exceptions, handles, memory, timeouts
 from openacl.runtime.sched import lock as _lock
 from openacl.runtime.sched import waitgraph
 
@@ -79,6 +79,8 @@ def finalize() -> None:
     with _lock_init:
         if _ref_count == 0:
             raise AclError(AclCode.ACL_ERROR_REPEAT_FINALIZE, "acl.finalize without a matching acl.init")
+        if checker.enabled:
+            checker.report_leaks("acl.finalize")  # before the teardown frees them on the program's behalf
         device.teardown_all()
         dump.reset()
         if not device.exiting():  # a late finalizer may still unload its model
@@ -119,6 +121,7 @@ def reset(force: bool = True) -> None:
         device.forget_all()
         handles.clear_all()
         memory.space.clear()
+        checker.reset()
         with _lock.locked:
             waitgraph.reset()
         _ref_count = 0
@@ -146,11 +149,17 @@ trace.configure_from_env()
 def _at_exit() -> None:
     global _exiting
     _exiting = True
-    for step in (device.quiesce, dump.writer.flush, ge_state.finalize_at_exit, _write_trace, _log.flush_stdout):
+    steps = (_report_leaks_at_exit, device.quiesce, dump.writer.flush, ge_state.finalize_at_exit, _write_trace)
+    for step in (*steps, _log.flush_stdout):
         try:
             step()
         except Exception:  # never let cleanup turn a clean exit into a traceback
             _log.root.exception("cleanup at exit: %s failed", step.__qualname__)
+
+
+def _report_leaks_at_exit() -> None:
+    if checker.enabled:
+        checker.report_leaks("exit")
 
 
 def _before_fork() -> None:

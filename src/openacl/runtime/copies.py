@@ -6,6 +6,11 @@ honoured: 1 (host to device), 2 (device to host), 3 (device to device) or 4 (dec
 kinds are ACL_ERROR_INVALID_PARAM. The whole span of each side must lie inside one known allocation. A zero
 ``width`` or ``height`` copies nothing.
 
+``memcpy`` / ``memcpy_async`` / ``memset`` / ``memset_async`` follow the overrun rule (``memory.region_within``):
+a range that starts inside an allocation but runs past its end is cut at that end, with one WARNING, and the
+copy moves only the bytes that fit on both sides. The 2D copies keep the strict check (their spans are computed
+from pitches, where a mistake is not a small overrun).
+
 A stream-ordered copy is checked when it is enqueued, and the regions it touches are kept alive until the
 stream gets there (a free in between only unregisters the address, see ``memory``).
 """
@@ -39,8 +44,10 @@ _COPY_SIDES: dict[int, tuple[bool | None, bool | None]] = {
 SYNC_COPY_KINDS = range(0, 6)  # what aclrtMemcpy's kind translation accepts (H2H .. H2BUF2D)
 
 
-def check_copy(dst: int, dst_max: int, src: int, count: int, kind: int, *, sync: bool = False) -> tuple[Region, Region]:
-    """Validate a memcpy; return the (dst, src) regions.
+def check_copy(
+    dst: int, dst_max: int, src: int, count: int, kind: int, *, sync: bool = False
+) -> tuple[Region, Region, int]:
+    """Validate a memcpy; return the (dst, src) regions and how many bytes to copy (the overrun rule's cut).
 
     As CANN does: a synchronous copy (``sync``) only range-checks ``kind`` (0..5) and takes the direction from
     the two addresses; a stream-ordered copy honours ``kind``: each side must be the memory it names, and a
@@ -59,8 +66,8 @@ def check_copy(dst: int, dst_max: int, src: int, count: int, kind: int, *, sync:
         raise AclError(_INVALID, f"negative size (count {count}, dst_max {dst_max})")
     if count > dst_max:
         raise AclError(_INVALID, f"count {count} is larger than dst_max {dst_max}")
-    dst_region = region_for(dst, count, "destination", write=True)
-    src_region = region_for(src, count, "source")
+    dst_region, dst_fit = memory.region_within(dst, count, "memcpy destination", write=True)
+    src_region, src_fit = memory.region_within(src, count, "memcpy source")
     for name, region, want_device in (
         ("source", src_region, sides[0]),
         ("destination", dst_region, sides[1]),
@@ -72,24 +79,25 @@ def check_copy(dst: int, dst_max: int, src: int, count: int, kind: int, *, sync:
         raise AclError(
             AclCode.ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "an asynchronous host-to-host copy is not supported in EP mode"
         )
-    return dst_region, src_region
+    return dst_region, src_region, min(dst_fit, src_fit)
 
 
-def check_set(addr: int, max_count: int, count: int) -> Region:
+def check_set(addr: int, max_count: int, count: int) -> tuple[Region, int]:
     if count < 0 or max_count < 0:
         raise AclError(_INVALID, f"negative size (count {count}, max_count {max_count})")
     if count > max_count:
         raise AclError(_INVALID, f"count {count} is larger than max_count {max_count}")
-    return region_for(addr, count, "memset address", write=True)
+    return memory.region_within(addr, count, "memset address", write=True)
 
 
 def memcpy(dst: int, dst_max: int, src: int, count: int, kind: int) -> None:
-    dst_region, src_region = check_copy(dst, dst_max, src, count, kind, sync=True)
+    dst_region, src_region, count = check_copy(dst, dst_max, src, count, kind, sync=True)
     memory.move(dst, src, count, dst_region, src_region)  # the regions pin both ranges until the copy is done
 
 
 def memset(addr: int, max_count: int, value: int, count: int) -> None:
-    memory.fill(addr, value, count, check_set(addr, max_count, count))
+    region, count = check_set(addr, max_count, count)
+    memory.fill(addr, value, count, region)
 
 
 def _check_source_still_allocated(what: str, region: Region) -> None:
@@ -106,7 +114,7 @@ def _check_source_still_allocated(what: str, region: Region) -> None:
 def enqueue_copy(stream: Stream, dst: int, dst_max: int, src: int, count: int, kind: int) -> None:
     """Check now, copy when the stream gets there; the regions stay alive until then, and a region freed in
     between fails the task instead of being copied."""
-    dst_region, src_region = check_copy(dst, dst_max, src, count, kind)
+    dst_region, src_region, count = check_copy(dst, dst_max, src, count, kind)
 
     def work() -> None:
         _check_source_still_allocated("memcpy_async", src_region)
@@ -117,7 +125,7 @@ def enqueue_copy(stream: Stream, dst: int, dst_max: int, src: int, count: int, k
 
 
 def enqueue_fill(stream: Stream, addr: int, max_count: int, value: int, count: int) -> None:
-    region = check_set(addr, max_count, count)
+    region, count = check_set(addr, max_count, count)
 
     def work() -> None:
         memory.fill(addr, value, count, memory.task_write_region(addr, count, "memset_async", region))

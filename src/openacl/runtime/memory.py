@@ -15,6 +15,9 @@ Guarantees:
   address (``tests/runtime/test_memory_pinning.py`` greps the package for ctypes' raw access).
 - A task writes only inside a live allocation, checked when it writes (``task_write_region``), not when it was
   queued: memory freed in between, or freed and allocated again smaller at the same address, fails the task.
+- The overrun rule (``region_within``, for copies and memsets): a range that starts inside a live allocation
+  but runs past its end is cut at the end, with one WARNING (under ``openacl check``, a finding instead), as a
+  device does not fault on a small overrun; a range that starts outside every allocation is an error.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ import numpy as np
 from openacl import atfork
 from openacl.errors import AclCode, AclError
 from openacl.log import get_logger
+from openacl.runtime import checker
 
 log = get_logger("rt")
 
@@ -185,10 +189,12 @@ class AddressSpace:
                 for s, r in zip(self._starts, self._regions, strict=True)
                 if not (r.kind is Kind.DEVICE and r.device_id == device_id)
             ]
-            removed = len(self._starts) - len(keep)
+            removed = [r for r in self._regions if r.kind is Kind.DEVICE and r.device_id == device_id]
             self._starts = [s for s, _ in keep]
             self._regions = [r for _, r in keep]
-        return removed
+        if checker.enabled:
+            checker.on_reclaimed(removed)
+        return len(removed)
 
 
 space = AddressSpace()
@@ -216,6 +222,8 @@ def _allocate(size: int, kind: Kind, device_id: int, alignment: int = ALIGNMENT)
     buffer = raw[offset : offset + size]
     region = Region(address_of(buffer), size, kind, buffer, device_id=device_id)
     space.add(region)
+    if checker.enabled:
+        checker.on_alloc(region, f"{kind.value} memory", region.addr, size, device_id)
     return region
 
 
@@ -252,7 +260,7 @@ def malloc(size: int, policy: int, device_id: int, alignment: int = ALIGNMENT) -
 
 
 def free(addr: int) -> None:
-    space.remove_start(addr, Kind.DEVICE)
+    _free(addr, Kind.DEVICE)
 
 
 def malloc_host(size: int) -> int:
@@ -260,7 +268,18 @@ def malloc_host(size: int) -> int:
 
 
 def free_host(addr: int) -> None:
-    space.remove_start(addr, Kind.HOST)
+    _free(addr, Kind.HOST)
+
+
+def _free(addr: int, kind: Kind) -> None:
+    try:
+        region = space.remove_start(addr, kind)
+    except AclError:
+        if checker.enabled:
+            checker.on_bad_free(addr)
+        raise
+    if checker.enabled:
+        checker.on_free(region)
 
 
 def region_for(addr: int, size: int, what: str, *, write: bool = False) -> Region:
@@ -269,10 +288,39 @@ def region_for(addr: int, size: int, what: str, *, write: bool = False) -> Regio
         raise AclError(_INVALID, f"{what}: negative size {size}")
     region = space.find(addr, size)
     if region is None:
+        if checker.enabled:
+            checker.on_bad_access(addr, size, what)
         raise AclError(_INVALID, f"{what} {addr:#x} (+{size} bytes) is not inside any allocation")
     if write and not region.writable:
         raise AclError(_INVALID, f"{what} {addr:#x} is read-only memory")
     return region
+
+
+def region_within(addr: int, size: int, what: str, *, write: bool = False) -> tuple[Region, int]:
+    """The overrun rule: the region ``[addr, addr + size)`` starts in, and how many of its bytes fit there.
+
+    A device rarely faults on a small overrun of an allocation, and programs written against one contain them
+    (Ascend's own VPC sample copies a decoded picture into a smaller buffer). So a range that starts inside a live
+    allocation but runs past its end is cut at the end, with one WARNING naming it (under ``openacl check``, an
+    overrun finding with both sites instead); a range that starts outside every allocation, or is longer than a
+    device's whole memory (a negative size, masked), stays an error.
+    """
+    clip = 0 < size <= device_memory_limit() and space.find(addr, size) is None
+    region = space.find(addr, 1) if clip else None
+    if region is None:
+        return region_for(addr, size, what, write=write), size  # all inside one allocation, or the error
+    if write and not region.writable:
+        raise AclError(_INVALID, f"{what} {addr:#x} is read-only memory")
+    fit = region.end - addr
+    if checker.enabled:
+        checker.on_overrun(region, region.size, addr, size, fit, what)
+    else:
+        log.warning(
+            "%s %#x (+%d bytes) runs %d bytes past the end of its %d-byte %s allocation at %#x: only the %d bytes "
+            "inside it are used",
+            what, addr, size, size - fit, region.size, region.kind.value, region.addr, fit,
+        )  # fmt: skip
+    return region, fit
 
 
 def check_workspace(addr: int, size: int, need: int, what: str) -> None:
@@ -455,6 +503,8 @@ def task_write_region(addr: int, size: int, what: str, pinned: Region | None = N
     if region is None:
         if pinned is not None and not space.holds(pinned):
             detail = f"{pinned.kind.value} memory at {pinned.addr:#x} was freed before the stream reached it"
+            if checker.enabled:
+                checker.on_bad_access(addr, size, what)
         else:
             detail = f"{size} bytes at {addr:#x} do not fit in a live allocation"
         raise AclError(AclCode.ACL_ERROR_RT_DEVICE_MEM_ERROR, f"{what}: {detail}")

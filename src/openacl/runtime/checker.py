@@ -1,0 +1,346 @@
+"""``openacl check``'s bookkeeping: where the program allocated, freed and created what, and the findings.
+
+The runtime calls the hooks below at allocation, free, create and destroy, and on the error paths of an access
+(a range past its allocation, a pointer or handle that is no longer live). Checking is off unless
+``OPENACL_CHECK=1`` or ``enable()``; off, each hook site costs one boolean test (``if checker.enabled:``) and
+nothing is captured.
+
+A *site* is the program's own frames: the innermost frames of the calling stack that are not openacl's (nor
+the interpreter's runner frames), so a finding names the lines of the user's file, not ours.
+
+Guarantees:
+- Each finding is recorded once (the same kind at the same sites is counted, not repeated) and printed once to
+  stderr when it is recorded, with no lock of ours held while it is printed.
+- A leak is what the program created and never destroyed: reported when ``finalize`` starts (everything still
+  alive), when ``reset_device`` reclaims what it owns, and at exit (``report_leaks``). Objects the runtime makes
+  for itself (a device's primary context and default streams) are not tracked.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+import threading
+import traceback
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from openacl import atfork, atomicfile
+
+# Invariant: False unless checking was asked for; every hook call site tests it first, so off costs nothing.
+enabled: bool = os.environ.get("OPENACL_CHECK", "") not in ("", "0")
+
+Frame = tuple[str, int, str]  # file, line, function
+Site = tuple[Frame, ...]
+
+_PACKAGE_DIR = str(Path(__file__).resolve().parent.parent)  # src/openacl
+_RUNNER_FILES = ("runpy.py", "threading.py", "<frozen runpy>")
+_RUNNER_DIRS = ("/_pytest/", "/pluggy/")  # a test's frames end at the test function
+_SITE_DEPTH = 6
+_FREED_HISTORY = 4096
+# Leaks are listed memory first, then handles in this order; other kinds follow by name.
+_LEAK_ORDER = (
+    "device memory",
+    "dvpp memory",
+    "host memory",
+    "stream",
+    "event",
+    "context",
+    "model",
+    "dataset",
+    "data buffer",
+)
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem: a headline (kind, what, size, address) and the program's frames of each site it relates to."""
+
+    kind: str
+    what: str
+    size: int
+    address: int
+    sites: tuple[tuple[str, Site], ...]  # (label, frames): "access", "allocated", "freed", ...
+    count: int = 1
+
+    def headline(self) -> str:
+        where = f" at {self.address:#x}" if self.address else ""
+        return f"openacl check: {self.kind}: {self.what} ({self.size} bytes{where})"
+
+    def render(self) -> str:
+        lines = [self.headline()]
+        for label, frames in self.sites:
+            if not frames:
+                lines.append(f"    {label}: (no frame of the program)")
+                continue
+            for i, (file, line, func) in enumerate(frames):
+                prefix = f"    {label} at " if i == 0 else "        "
+                lines.append(f"{prefix}{file}:{line} in {func}")
+        return "\n".join(lines)
+
+    def as_json(self) -> dict:
+        return {
+            "kind": self.kind,
+            "what": self.what,
+            "size": self.size,
+            "address": self.address,
+            "count": self.count,
+            "sites": {
+                label: [{"file": f, "line": n, "function": fn} for f, n, fn in frames] for label, frames in self.sites
+            },
+        }
+
+
+@dataclass
+class _Record:
+    """Something the program made: its label ("device memory", "stream", ...), where, and its extent."""
+
+    label: str
+    address: int
+    size: int
+    site: Site
+    device_id: int = -1
+    freed_at: Site | None = field(default=None)
+
+
+_lock = atfork.lock()
+_live: dict[object, _Record] = {}  # key: ("mem", region) by identity, or (table kind, handle)
+_freed: deque[_Record] = deque(maxlen=_FREED_HISTORY)  # newest last; looked up only on error paths
+_findings: dict[tuple, Finding] = {}  # by (kind, what's kind, sites): recorded once, counted
+_reclaiming = threading.local()
+
+
+def enable(on: bool = True) -> None:
+    global enabled
+    enabled = on
+
+
+def site() -> Site:
+    """The program's own innermost frames at this call (none of openacl's, none of the runner's)."""
+    frames: list[Frame] = []
+    for summary in reversed(traceback.extract_stack()):
+        file = summary.filename
+        if file.startswith(_PACKAGE_DIR) or file.endswith(_RUNNER_FILES) or any(d in file for d in _RUNNER_DIRS):
+            continue
+        frames.append((file, summary.lineno or 0, summary.name))
+        if len(frames) == _SITE_DEPTH:
+            break
+    return tuple(frames)
+
+
+def findings() -> list[Finding]:
+    with _lock:
+        return list(_findings.values())
+
+
+def reset() -> None:
+    """Forget every record and finding (process reset; a test's clean start)."""
+    with _lock:
+        _live.clear()
+        _freed.clear()
+        _findings.clear()
+
+
+def _record(finding: Finding) -> None:
+    key = (finding.kind, finding.what.split(" ", 1)[0], finding.sites)
+    with _lock:
+        known = _findings.get(key)
+        _findings[key] = finding if known is None else _replace_count(known, known.count + finding.count)
+    if known is None:
+        print(finding.render(), file=sys.stderr, flush=True)  # outside the lock: stderr may be anything
+
+
+def _replace_count(finding: Finding, count: int) -> Finding:
+    return Finding(finding.kind, finding.what, finding.size, finding.address, finding.sites, count)
+
+
+# ----- memory -----
+
+
+def on_alloc(region: object, label: str, addr: int, size: int, device_id: int) -> None:
+    with _lock:
+        _live[("mem", region)] = _Record(label, addr, size, site(), device_id)
+
+
+def relabel(region: object, label: str) -> None:
+    """An allocation another layer owns (DVPP memory) is reported under its own name."""
+    with _lock:
+        record = _live.get(("mem", region))
+        if record is not None:
+            record.label = label
+
+
+def on_free(region: object) -> None:
+    _forget(("mem", region))
+
+
+def _forget(key: object) -> None:
+    here = site()
+    with _lock:
+        record = _live.pop(key, None)
+        if record is None:
+            return
+        record.freed_at = here
+        _freed.append(record)
+    if getattr(_reclaiming, "when", None):
+        _reclaiming.records.append(record)
+
+
+def on_reclaimed(regions: list) -> None:
+    """A reset freed these regions on the program's behalf: each one the program allocated leaked."""
+    for region in regions:
+        _forget(("mem", region))
+
+
+def _freed_record(match) -> _Record | None:
+    with _lock:
+        for record in reversed(_freed):
+            if match(record):
+                return record
+    return None
+
+
+def on_bad_free(addr: int) -> None:
+    """A free of an address that is not live: a double free if the program freed memory there before."""
+    record = _freed_record(lambda r: r.address == addr and r.size > 0)
+    if record is not None:
+        _record(
+            Finding(
+                "double-free",
+                f"{record.label} freed twice",
+                record.size,
+                addr,
+                (("freed again", site()), ("first freed", record.freed_at or ()), ("allocated", record.site)),
+            )
+        )
+
+
+def on_bad_access(addr: int, size: int, what: str) -> None:
+    """An access to memory that is no longer live: a use after free if the program freed it."""
+    record = _freed_record(lambda r: r.size > 0 and r.address <= addr < r.address + r.size)
+    if record is not None:
+        _record(
+            Finding(
+                "use-after-free",
+                f"{what} in {record.label} that was freed",
+                size,
+                addr,
+                (("access", site()), ("freed", record.freed_at or ()), ("allocated", record.site)),
+            )
+        )
+
+
+def on_overrun(region: object, region_size: int, addr: int, size: int, fit: int, what: str) -> None:
+    """An access of ``size`` bytes from ``addr`` of which only ``fit`` lie inside the allocation it starts in."""
+    with _lock:
+        record = _live.get(("mem", region))
+    label = record.label if record is not None else "host object"
+    _record(
+        Finding(
+            "overrun",
+            f"{what} runs {size - fit} bytes past the end of a {region_size}-byte {label} allocation",
+            size,
+            addr,
+            (("access", site()), ("allocated", record.site if record is not None else ())),
+        )
+    )
+
+
+# ----- handles -----
+
+
+def on_create(kind: str, handle: int) -> None:
+    with _lock:
+        _live[(kind, handle)] = _Record(kind, handle, 0, site())
+
+
+def on_destroy(kind: str, handle: int) -> None:
+    _forget((kind, handle))
+
+
+def _facade_call() -> str:
+    """The name of the pyACL function the program called (the outermost frame in ``openacl/acl/``), or ""."""
+    facade = os.path.join(_PACKAGE_DIR, "acl", "")
+    for summary in traceback.extract_stack():
+        if summary.filename.startswith(facade) and not summary.filename.endswith("_args.py"):
+            return summary.name
+    return ""
+
+
+def on_stale_handle(kind: str, handle: int, destroying: bool) -> None:
+    """A handle that is not live: destroyed twice, or used after it was destroyed. A destroy call looks its
+    handle up before removing it, so the pyACL function called decides which."""
+    record = _freed_record(lambda r: r.label == kind and r.address == handle)
+    if record is None:
+        return
+    destroying = destroying or "destroy" in _facade_call()
+    bug, verb = ("double-free", "destroyed twice") if destroying else ("use-after-free", "used after it was destroyed")
+    _record(
+        Finding(
+            bug,
+            f"{kind} {handle:#x} {verb}",
+            0,
+            handle,
+            (("access", site()), ("destroyed", record.freed_at or ()), ("created", record.site)),
+        )
+    )
+
+
+# ----- leaks -----
+
+
+@contextlib.contextmanager
+def reclaiming(when: str) -> Iterator[None]:
+    """Around a teardown (``reset_device``): whatever the program made that it frees is reported as leaked."""
+    if not enabled or getattr(_reclaiming, "when", None):
+        yield
+        return
+    _reclaiming.when, _reclaiming.records = when, []
+    try:
+        yield
+    finally:
+        records, _reclaiming.records, _reclaiming.when = _reclaiming.records, [], None
+        _report(records, when)
+
+
+def report_leaks(when: str) -> None:
+    """Everything the program made and still holds is leaked (``finalize``, exit)."""
+    with _lock:
+        records = list(_live.values())
+        _live.clear()
+    _report(records, when)
+
+
+def _report(records: list[_Record], when: str) -> None:
+    groups: dict[tuple[str, Site], list[_Record]] = {}
+    for record in records:
+        if record.site:  # made by the runtime for itself, not by a line of the program
+            groups.setdefault((record.label, record.site), []).append(record)
+
+    def order(item: tuple[tuple[str, Site], list[_Record]]) -> tuple[int, str]:
+        label = item[0][0]
+        return (_LEAK_ORDER.index(label) if label in _LEAK_ORDER else len(_LEAK_ORDER), label)
+
+    for (label, where), group in sorted(groups.items(), key=order):
+        count, size = len(group), sum(r.size for r in group)
+        noun = f"{label} allocation" if label.endswith("memory") else label
+        _record(
+            Finding(
+                "leak",
+                f"{count} {noun}{'' if count == 1 else 's'} still alive at {when}",
+                size,
+                group[0].address if group[0].size else 0,
+                (("allocated" if group[0].size else "created", where),),
+                count,
+            )
+        )
+
+
+def write_json(path: str) -> None:
+    """Every finding, as one JSON document."""
+    document = {"findings": [f.as_json() for f in findings()]}
+    atomicfile.write_text(path, json.dumps(document, indent=2) + "\n")  # complete or absent
