@@ -258,6 +258,12 @@ def on_create(kind: str, handle: int) -> None:
         _live[(kind, handle)] = _Record(kind, handle, 0, site())
 
 
+def disown(kind: str, handle: int) -> None:
+    """A handle the runtime made for itself (a desc a dataset owns): not the program's to destroy."""
+    with _lock:
+        _live.pop((kind, handle), None)
+
+
 def on_destroy(kind: str, handle: int) -> None:
     _forget((kind, handle))
 
@@ -316,16 +322,17 @@ def report_leaks(when: str) -> None:
 
 
 def _report(records: list[_Record], when: str) -> None:
-    groups: dict[tuple[str, Site], list[_Record]] = {}
+    groups: dict[tuple[str, Frame], list[_Record]] = {}  # by the line that made them (whoever called it)
     for record in records:
         if record.site:  # made by the runtime for itself, not by a line of the program
-            groups.setdefault((record.label, record.site), []).append(record)
+            groups.setdefault((record.label, record.site[0]), []).append(record)
 
-    def order(item: tuple[tuple[str, Site], list[_Record]]) -> tuple[int, str]:
+    def order(item: tuple[tuple[str, Frame], list[_Record]]) -> tuple[int, str]:
         label = item[0][0]
         return (_LEAK_ORDER.index(label) if label in _LEAK_ORDER else len(_LEAK_ORDER), label)
 
-    for (label, where), group in sorted(groups.items(), key=order):
+    for (label, _), group in sorted(groups.items(), key=order):
+        where = group[0].site
         count, size = len(group), sum(r.size for r in group)
         noun = f"{label} allocation" if label.endswith("memory") else label
         _record(

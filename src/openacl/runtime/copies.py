@@ -18,7 +18,7 @@ stream gets there (a free in between only unregisters the address, see ``memory`
 from __future__ import annotations
 
 from openacl.errors import AclCode, AclError
-from openacl.runtime import memory
+from openacl.runtime import checker, memory
 from openacl.runtime.memory import Kind, Region, region_for, space
 from openacl.runtime.sched.stream import Stream
 from openacl.runtime.sched.task import work_task
@@ -105,6 +105,8 @@ def _check_source_still_allocated(what: str, region: Region) -> None:
     freed destination is (``memory.task_write_region``). The bytes themselves are still alive (the task pins
     them), so the check, not the copy, is what protects the program."""
     if region.kind is not Kind.USER and not space.holds(region):
+        if checker.enabled:
+            checker.on_bad_access(region.addr, region.size, what)
         raise AclError(
             AclCode.ACL_ERROR_RT_DEVICE_MEM_ERROR,
             f"{what}: {region.kind.value} memory at {region.addr:#x} was freed before the stream reached it",
