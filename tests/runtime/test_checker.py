@@ -26,12 +26,14 @@ def site_lines(finding: checker.Finding) -> dict[str, int]:
 @pytest.fixture
 def checking():
     checker.reset()
+    checker.take_findings()
     checker.enable()
     try:
         yield
     finally:
         checker.enable(False)
         checker.reset()
+        checker.take_findings()
 
 
 @pytest.fixture

@@ -19,6 +19,7 @@ Guarantees:
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import os
 import sys
@@ -105,9 +106,11 @@ class _Record:
     site: Site
     device_id: int = -1
     freed_at: Site | None = field(default=None)
+    serial: int = field(default_factory=lambda: next(_serials))  # creation order (``mark``)
 
 
 _lock = atfork.lock()
+_serials = itertools.count(1)
 _live: dict[object, _Record] = {}  # key: ("mem", region) by identity, or (table kind, handle)
 _freed: deque[_Record] = deque(maxlen=_FREED_HISTORY)  # newest last; looked up only on error paths
 _findings: dict[tuple, Finding] = {}  # by (kind, what's kind, sites): recorded once, counted
@@ -137,12 +140,25 @@ def findings() -> list[Finding]:
         return list(_findings.values())
 
 
+def mark() -> int:
+    """A point in time: ``report_leaks(since=mark())`` reports only what was made after it (one test's)."""
+    return next(_serials)
+
+
+def take_findings() -> list[Finding]:
+    """Every finding so far, forgotten here (a test's, once it is reported)."""
+    with _lock:
+        found = list(_findings.values())
+        _findings.clear()
+    return found
+
+
 def reset() -> None:
-    """Forget every record and finding (process reset; a test's clean start)."""
+    """Forget every record (process reset). Findings stay until taken (``take_findings``): a reset at the end of
+    a test must not hide what the test did."""
     with _lock:
         _live.clear()
         _freed.clear()
-        _findings.clear()
 
 
 def _record(finding: Finding) -> None:
@@ -313,12 +329,13 @@ def reclaiming(when: str) -> Iterator[None]:
         _report(records, when)
 
 
-def report_leaks(when: str) -> None:
-    """Everything the program made and still holds is leaked (``finalize``, exit)."""
+def report_leaks(when: str, since: int = 0) -> None:
+    """Everything the program made (after ``since``) and still holds is leaked (``finalize``, exit)."""
     with _lock:
-        records = list(_live.values())
-        _live.clear()
-    _report(records, when)
+        leaked = {key: record for key, record in _live.items() if record.serial > since}
+        for key in leaked:
+            del _live[key]
+    _report(list(leaked.values()), when)
 
 
 def _report(records: list[_Record], when: str) -> None:
