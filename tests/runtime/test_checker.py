@@ -169,3 +169,24 @@ def test_a_finding_repeated_at_the_same_lines_is_printed_once_and_counted(checki
         assert acl.rt.memcpy(small, 16, src, 16, 1) == 0
     assert only("overrun").count == 5
     assert capsys.readouterr().err.count("openacl check: overrun:") == 1
+
+
+def test_a_model_left_loaded_leaks_and_one_unloaded_twice_is_a_double_free(checking):
+    from openacl.model.model import DEMO_MODEL
+
+    assert acl.init() == 0
+    assert acl.rt.set_device(0) == 0
+    kept, _ = acl.mdl.load_from_file(str(DEMO_MODEL))
+    kept_line = here() - 1
+    twice, _ = acl.mdl.load_from_file(str(DEMO_MODEL))
+    load_line = here() - 1
+    assert acl.mdl.unload(twice) == 0
+    unload_line = here() - 1
+    assert acl.mdl.unload(twice) != 0
+    again_line = here() - 1
+    assert site_lines(only("double-free")) == {"access": again_line, "destroyed": unload_line, "created": load_line}
+    assert acl.rt.reset_device(0) == 0
+    assert acl.finalize() == 0
+    leak = only("leak")
+    assert leak.what == "1 model still alive at acl.finalize" and site_lines(leak) == {"created": kept_line}
+    assert kept
