@@ -434,8 +434,9 @@ def build_parser() -> argparse.ArgumentParser:
         "check",
         "run a pyACL program with every check on and report its memory and lifetime bugs",
         "Run SCRIPT as `openacl run` does, with openacl check on: leaks (at acl.finalize, reset_device and "
-        "exit), use after free, double free and overruns, each printed once to stderr with the program's own "
-        "lines. Exit code 1 if anything was found, else the program's own. Options go before SCRIPT.",
+        "exit), use after free, double free, races with queued tasks and overruns, each printed once to stderr "
+        "with the program's own lines. Exit code 1 if anything was found, else the program's own. Options go "
+        "before SCRIPT.",
         "openacl check --json findings.json examples/stream_callbacks.py",
         _check,
     )

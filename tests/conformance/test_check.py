@@ -183,3 +183,16 @@ def test_the_right_programs_and_examples_have_no_findings(tmp_path, picture):
         if found or result.returncode != 0:
             failures.append(f"{name}: exit {result.returncode}\n{result.stderr[-3000:]}")
     assert not failures, "\n\n".join(failures)
+
+
+def test_race_names_the_read_and_the_task_it_races(tmp_path):
+    program = BUGGY / "race_output_before_sync.py"
+    result, found = check(tmp_path, program, str(DEMO_MODEL))
+    assert result.returncode == 1, result.stdout + result.stderr
+    [finding] = found
+    assert finding["kind"] == "race"
+    assert "memcpy reads memory that execute_async of model 1 queued on stream" in finding["what"]
+    assert lines(finding, program) == {
+        "access": line_of(program, "# BUG"),
+        "queued": line_of(program, "acl.mdl.execute_async(model_id"),
+    }

@@ -190,3 +190,37 @@ def test_a_model_left_loaded_leaks_and_one_unloaded_twice_is_a_double_free(check
     leak = only("leak")
     assert leak.what == "1 model still alive at acl.finalize" and site_lines(leak) == {"created": kept_line}
     assert kept
+
+
+def test_race_a_host_read_of_a_queued_copys_output_before_any_synchronize(checking, ctx, stream):
+    dev, _ = acl.rt.malloc(64, 0)
+    src, _ = acl.rt.malloc_host(64)
+    out, _ = acl.rt.malloc_host(64)
+    assert acl.rt.memcpy_async(dev, 64, src, 64, 1, stream) == 0
+    queued_line = here() - 1
+    assert acl.rt.memcpy(out, 64, dev, 64, 2) == 0
+    access_line = here() - 1
+    race = only("race")
+    assert site_lines(race) == {"access": access_line, "queued": queued_line}
+    assert "memcpy reads memory that memcpy_async queued on stream" in race.what
+    assert acl.rt.memset(src, 64, 0, 64) == 0  # the host writes what the queued copy reads: a race too
+    assert [f.what.split(" ")[1] for f in checker.findings() if f.kind == "race"] == ["reads", "writes"]
+
+
+def test_no_race_once_the_host_is_ordered_after_the_task(checking, ctx, stream):
+    dev, _ = acl.rt.malloc(64, 0)
+    src, _ = acl.rt.malloc_host(64)
+    out, _ = acl.rt.malloc_host(64)
+    assert acl.rt.memcpy_async(dev, 64, src, 64, 1, stream) == 0
+    assert acl.rt.synchronize_stream(stream) == 0
+    assert acl.rt.memcpy(out, 64, dev, 64, 2) == 0
+    event, _ = acl.rt.create_event()
+    assert acl.rt.memcpy_async(dev, 64, src, 64, 1, stream) == 0
+    assert acl.rt.record_event(event, stream) == 0
+    assert acl.rt.synchronize_event(event) == 0
+    assert acl.util.ptr_to_bytes(dev, 64) == acl.util.ptr_to_bytes(src, 64)
+    assert acl.rt.memcpy_async(dev, 64, src, 64, 1, stream) == 0
+    assert acl.rt.destroy_stream(stream) == 0  # waits for its tasks
+    assert acl.rt.memcpy(out, 64, dev, 64, 2) == 0
+    assert acl.rt.destroy_event(event) == 0
+    assert checker.findings() == []

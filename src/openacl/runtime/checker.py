@@ -159,6 +159,8 @@ def reset() -> None:
     with _lock:
         _live.clear()
         _freed.clear()
+        _queued.clear()
+        _event_marks.clear()
 
 
 def _record(finding: Finding) -> None:
@@ -192,6 +194,7 @@ def relabel(region: object, label: str) -> None:
 
 def on_free(region: object) -> None:
     _forget(("mem", region))
+    _forget_queued_in(region.addr, region.size)  # type: ignore[attr-defined]
 
 
 def _forget(key: object) -> None:
@@ -282,6 +285,8 @@ def disown(kind: str, handle: int) -> None:
 
 def on_destroy(kind: str, handle: int) -> None:
     _forget((kind, handle))
+    if kind == "stream":  # destroying a stream waits for its tasks
+        _ordered(handle)
 
 
 def _facade_call() -> str:
@@ -310,6 +315,112 @@ def on_stale_handle(kind: str, handle: int, destroying: bool) -> None:
             (("access", site()), ("destroyed", record.freed_at or ()), ("created", record.site)),
         )
     )
+
+
+# ----- races: host accesses against the tasks queued on streams that the host is not ordered after yet -----
+#
+# A task's ranges are recorded when it is queued. The host is ordered after a stream's queued tasks by a
+# synchronize of that stream (or the device), a query that finds it done, a synchronize (or done query) of an event
+# recorded on it after them, the stream's destruction, or a callback queued on it after them (while and after it
+# runs). Order, not timing, decides: a read of a task's output before any of those is a race even if the task
+# happened to be done.
+
+
+@dataclass
+class _Queued:
+    what: str
+    stream_id: int
+    reads: tuple[tuple[int, int], ...]
+    writes: tuple[tuple[int, int], ...]
+    site: Site
+    serial: int = field(default_factory=lambda: next(_serials))
+
+
+_queued: dict[int, list[_Queued]] = {}  # by stream handle: the tasks the host is not ordered after yet
+_event_marks: dict[int, tuple[int, int]] = {}  # id(event) -> (stream handle, serial) of its newest record
+
+
+def on_task(stream: object, what: str, reads: list[tuple[int, int]], writes: list[tuple[int, int]]) -> None:
+    entry = _Queued(what, getattr(stream, "id", 0), tuple(reads), tuple(writes), site())
+    with _lock:
+        _queued.setdefault(stream.handle, []).append(entry)  # type: ignore[attr-defined]
+
+
+def _ordered(handle: int, up_to: int | None = None) -> None:
+    with _lock:
+        if up_to is None:
+            _queued.pop(handle, None)
+        elif handle in _queued:
+            _queued[handle] = [q for q in _queued[handle] if q.serial > up_to]
+
+
+def on_host_ordered(stream: object) -> None:
+    """The host waited for everything queued on ``stream`` (synchronize, a done query, destroy)."""
+    _ordered(stream.handle)  # type: ignore[attr-defined]
+
+
+def on_record(event: object, stream: object) -> None:
+    with _lock:
+        _event_marks[id(event)] = (stream.handle, next(_serials))  # type: ignore[attr-defined]
+
+
+def on_event_reached(event: object) -> None:
+    """The host saw ``event`` complete: it is ordered after what its stream had queued before the record."""
+    with _lock:
+        mark = _event_marks.get(id(event))
+    if mark is not None:
+        _ordered(*mark)
+
+
+def ordered_callback(stream: object, fn):
+    """``fn`` as a stream callback: when it runs, the host is ordered after what was queued before it."""
+    handle, up_to = stream.handle, next(_serials)  # type: ignore[attr-defined]
+
+    def callback(*args: object) -> object:
+        _ordered(handle, up_to)
+        return fn(*args)
+
+    return callback
+
+
+def _overlap(ranges: tuple[tuple[int, int], ...], addr: int, size: int) -> bool:
+    return any(a < addr + size and addr < a + n for a, n in ranges)
+
+
+def on_host_access(what: str, reads: list[tuple[int, int]] = (), writes: list[tuple[int, int]] = ()) -> None:
+    """A host access by the program: a race if a queued task will still write what it reads, or will still read
+    or write what it writes."""
+    with _lock:
+        queued = [q for entries in _queued.values() for q in entries]
+    for q in queued:
+        for addr, size in reads:
+            if size and _overlap(q.writes, addr, size):
+                _race(what, "reads", addr, size, q, "will write")
+        for addr, size in writes:
+            if size and (_overlap(q.reads, addr, size) or _overlap(q.writes, addr, size)):
+                _race(what, "writes", addr, size, q, "will still use")
+
+
+def _race(what: str, verb: str, addr: int, size: int, q: _Queued, task_verb: str) -> None:
+    _record(
+        Finding(
+            "race",
+            f"{what} {verb} memory that {q.what} queued on stream {q.stream_id} {task_verb}, before anything "
+            "ordered the host after it",
+            size,
+            addr,
+            (("access", site()), ("queued", q.site)),
+        )
+    )
+
+
+def _forget_queued_in(addr: int, size: int) -> None:
+    """Memory freed: the tasks' ranges in it mean nothing any more (the address may be handed out again)."""
+    with _lock:
+        for handle, entries in list(_queued.items()):
+            _queued[handle] = [
+                q for q in entries if not (_overlap(q.reads, addr, size) or _overlap(q.writes, addr, size))
+            ]
 
 
 # ----- leaks -----

@@ -92,11 +92,15 @@ def check_set(addr: int, max_count: int, count: int) -> tuple[Region, int]:
 
 def memcpy(dst: int, dst_max: int, src: int, count: int, kind: int) -> None:
     dst_region, src_region, count = check_copy(dst, dst_max, src, count, kind, sync=True)
+    if checker.enabled:
+        checker.on_host_access("memcpy", [(src, count)], [(dst, count)])
     memory.move(dst, src, count, dst_region, src_region)  # the regions pin both ranges until the copy is done
 
 
 def memset(addr: int, max_count: int, value: int, count: int) -> None:
     region, count = check_set(addr, max_count, count)
+    if checker.enabled:
+        checker.on_host_access("memset", writes=[(addr, count)])
     memory.fill(addr, value, count, region)
 
 
@@ -117,6 +121,8 @@ def enqueue_copy(stream: Stream, dst: int, dst_max: int, src: int, count: int, k
     """Check now, copy when the stream gets there; the regions stay alive until then, and a region freed in
     between fails the task instead of being copied."""
     dst_region, src_region, count = check_copy(dst, dst_max, src, count, kind)
+    if checker.enabled:
+        checker.on_task(stream, "memcpy_async", [(src, count)], [(dst, count)])
 
     def work() -> None:
         _check_source_still_allocated("memcpy_async", src_region)
@@ -128,6 +134,8 @@ def enqueue_copy(stream: Stream, dst: int, dst_max: int, src: int, count: int, k
 
 def enqueue_fill(stream: Stream, addr: int, max_count: int, value: int, count: int) -> None:
     region, count = check_set(addr, max_count, count)
+    if checker.enabled:
+        checker.on_task(stream, "memset_async", [], [(addr, count)])
 
     def work() -> None:
         memory.fill(addr, value, count, memory.task_write_region(addr, count, "memset_async", region))

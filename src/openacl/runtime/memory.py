@@ -406,13 +406,16 @@ class _PointerBuffer:
         }
 
 
-def view_array(addr: int, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
-    """A numpy array viewing known memory (no copy); it keeps that memory alive."""
+def view_array(addr: int, shape: tuple[int, ...], dtype: np.dtype, *, by_host: bool = False) -> np.ndarray:
+    """A numpy array viewing known memory (no copy); it keeps that memory alive. ``by_host``: as in
+    ``read_bytes``."""
     if any(dim < 0 for dim in shape):
         raise AclError(_INVALID, f"negative dimension in shape {shape}")
     count = math.prod(shape)  # Python ints: np.prod would wrap a huge shape around to a small size
     nbytes = count * dtype.itemsize
     region = region_for(addr, nbytes, "pointer")
+    if by_host and checker.enabled:
+        checker.on_host_access("ptr_to_numpy", reads=[(addr, nbytes)])
     try:
         return _view(region, addr, nbytes).view(dtype).reshape(shape)
     except ValueError as exc:  # a shape numpy cannot make: (0, 2**63), more than 64 dimensions
@@ -476,9 +479,12 @@ def _store(addr: int, data: bytes | np.ndarray, pin: Region) -> None:
         ctypes.memmove(addr, source, size)  # ``data`` is referenced by the caller's frame until this returns
 
 
-def read_bytes(addr: int, size: int, what: str = "pointer") -> bytes:
-    """A copy of ``size`` bytes at ``addr`` (known, live memory, pinned while they are read)."""
+def read_bytes(addr: int, size: int, what: str = "pointer", *, by_host: bool = False) -> bytes:
+    """A copy of ``size`` bytes at ``addr`` (known, live memory, pinned while they are read); ``by_host``: the
+    program reads it (``ptr_to_bytes``), which ``openacl check`` orders against queued tasks."""
     region = region_for(addr, size, what)
+    if by_host and checker.enabled:
+        checker.on_host_access("ptr_to_bytes", reads=[(addr, size)])
     return _string_at(addr, size, region)
 
 
