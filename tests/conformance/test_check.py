@@ -196,3 +196,16 @@ def test_race_names_the_read_and_the_task_it_races(tmp_path):
         "access": line_of(program, "# BUG"),
         "queued": line_of(program, "acl.mdl.execute_async(model_id"),
     }
+
+
+def test_uninitialized_names_the_read_and_the_allocation(tmp_path):
+    program = BUGGY / "uninitialized_input.py"
+    result, found = check(tmp_path, program, str(DEMO_MODEL))
+    assert result.returncode == 1, result.stdout + result.stderr
+    [finding] = found
+    assert finding["kind"] == "uninitialized"
+    assert finding["what"] == "input 0 of model 1 reads device memory that nothing wrote"
+    assert lines(finding, program) == {
+        "access": line_of(program, "# BUG"),
+        "allocated": line_of(program, "in_dev, ret = acl.rt.malloc(in_size, 0)"),
+    }

@@ -224,3 +224,21 @@ def test_no_race_once_the_host_is_ordered_after_the_task(checking, ctx, stream):
     assert acl.rt.memcpy(out, 64, dev, 64, 2) == 0
     assert acl.rt.destroy_event(event) == 0
     assert checker.findings() == []
+
+
+def test_uninitialized_only_when_nothing_wrote_any_of_the_range(checking, ctx, stream):
+    dev, _ = acl.rt.malloc(64, 0)
+    alloc_line = here() - 1
+    out, _ = acl.rt.malloc_host(64)
+    assert acl.rt.memcpy(out, 64, dev, 64, 2) == 0
+    read_line = here() - 1
+    finding = only("uninitialized")
+    assert site_lines(finding) == {"access": read_line, "allocated": alloc_line}
+    assert acl.rt.memset(dev, 64, 0, 8) == 0  # partly written: no longer reported
+    assert acl.rt.memcpy(out, 64, dev, 64, 2) == 0
+    other, _ = acl.rt.malloc(64, 0)
+    assert acl.rt.memcpy_async(other, 64, out, 64, 1, stream) == 0
+    assert acl.rt.memcpy_async(out, 64, other, 64, 2, stream) == 0  # runs after the write queued before it
+    assert acl.rt.synchronize_stream(stream) == 0
+    assert acl.util.ptr_to_bytes(other, 64) == acl.util.ptr_to_bytes(out, 64)
+    assert len(checker.findings()) == 1

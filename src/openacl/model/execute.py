@@ -184,10 +184,17 @@ def _ranges(feeds: list, targets: list[OutputTarget]) -> tuple[list[tuple[int, i
     return reads, [(t.addr, t.size) for t in targets]
 
 
+def _note_reads(model: Model, feeds: list, at: tuple | None) -> None:
+    """openacl check: the execution reads its input buffers (a model input never filled is uninitialized)."""
+    for index, feed in enumerate(feeds):
+        if isinstance(feed, np.ndarray):
+            memory.note_read(memory.address_of(feed), feed.nbytes, f"input {index} of model {model.id}", at)
+
+
 def execute(model: Model, input_dataset: int, output_dataset: int) -> None:
     feeds, buffers = prepare(model, input_dataset, output_dataset)
-    if checker.enabled:
-        checker.on_host_access(f"execute of model {model.id}", *_ranges(feeds, buffers))
+    if checker.enabled and not checker.on_host_access(f"execute of model {model.id}", *_ranges(feeds, buffers)):
+        _note_reads(model, feeds, None)
     ctx = _context.current()
     device_id = ctx.device.id if ctx is not None else 0
     stream_id = ctx.default_stream.id if ctx is not None else 0
@@ -196,10 +203,13 @@ def execute(model: Model, input_dataset: int, output_dataset: int) -> None:
 
 def execute_async(model: Model, input_dataset: int, output_dataset: int, stream: Stream) -> None:
     feeds, buffers = prepare(model, input_dataset, output_dataset)
+    at = checker.site() if checker.enabled else None
     if checker.enabled:
         checker.on_task(stream, f"execute_async of model {model.id}", *_ranges(feeds, buffers))
 
     def work() -> None:
+        if checker.enabled:
+            _note_reads(model, feeds, at)
         run(model, feeds, buffers, stream.device_id, stream.id)
 
     stream.enqueue(work_task(f"model_execute:{model.name}", work))

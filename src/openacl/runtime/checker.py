@@ -161,6 +161,7 @@ def reset() -> None:
         _freed.clear()
         _queued.clear()
         _event_marks.clear()
+        _written.clear()
 
 
 def _record(finding: Finding) -> None:
@@ -194,6 +195,8 @@ def relabel(region: object, label: str) -> None:
 
 def on_free(region: object) -> None:
     _forget(("mem", region))
+    with _lock:
+        _written.pop(region, None)
     _forget_queued_in(region.addr, region.size)  # type: ignore[attr-defined]
 
 
@@ -387,18 +390,22 @@ def _overlap(ranges: tuple[tuple[int, int], ...], addr: int, size: int) -> bool:
     return any(a < addr + size and addr < a + n for a, n in ranges)
 
 
-def on_host_access(what: str, reads: list[tuple[int, int]] = (), writes: list[tuple[int, int]] = ()) -> None:
+def on_host_access(what: str, reads: list[tuple[int, int]] = (), writes: list[tuple[int, int]] = ()) -> bool:
     """A host access by the program: a race if a queued task will still write what it reads, or will still read
-    or write what it writes."""
+    or write what it writes. Returns whether it raced (then its reads are not also reported as uninitialized)."""
     with _lock:
         queued = [q for entries in _queued.values() for q in entries]
+    raced = False
     for q in queued:
         for addr, size in reads:
             if size and _overlap(q.writes, addr, size):
                 _race(what, "reads", addr, size, q, "will write")
+                raced = True
         for addr, size in writes:
             if size and (_overlap(q.reads, addr, size) or _overlap(q.writes, addr, size)):
                 _race(what, "writes", addr, size, q, "will still use")
+                raced = True
+    return raced
 
 
 def _race(what: str, verb: str, addr: int, size: int, q: _Queued, task_verb: str) -> None:
@@ -421,6 +428,56 @@ def _forget_queued_in(addr: int, size: int) -> None:
             _queued[handle] = [
                 q for q in entries if not (_overlap(q.reads, addr, size) or _overlap(q.writes, addr, size))
             ]
+
+
+# ----- uninitialized: reads of device memory that nothing wrote -----
+#
+# Writes are noted when they happen (a task's when it runs, a call's when it is made), reads likewise, so a read
+# queued behind the task that fills its memory is not reported. Only a read that finds no written byte at all in
+# its range is reported (a model input never filled), never a partly written one, and only of memory allocated
+# while checking was on.
+
+_written: dict[object, list[tuple[int, int]]] = {}  # device region -> written [start, end) spans
+
+
+def on_write(region: object, addr: int, size: int) -> None:
+    if size <= 0:
+        return
+    with _lock:
+        spans = _written.setdefault(region, [])
+        spans.append((addr, addr + size))
+        if len(spans) > 32:
+            spans[:] = _merged(spans)
+
+
+def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if out and start <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], end))
+        else:
+            out.append((start, end))
+    return out
+
+
+def on_read(region: object, addr: int, size: int, what: str, at: Site | None = None) -> None:
+    """A read of ``[addr, addr + size)`` in a device region: uninitialized if nothing wrote any of it."""
+    if size <= 0:
+        return
+    with _lock:
+        record = _live.get(("mem", region))
+        written = any(s < addr + size and addr < e for s, e in _written.get(region, ()))
+    if record is None or written:  # not tracked since its allocation, or written
+        return
+    _record(
+        Finding(
+            "uninitialized",
+            f"{what} reads {record.label} that nothing wrote",
+            size,
+            addr,
+            (("access", at if at is not None else site()), ("allocated", record.site)),
+        )
+    )
 
 
 # ----- leaks -----

@@ -93,7 +93,9 @@ def check_set(addr: int, max_count: int, count: int) -> tuple[Region, int]:
 def memcpy(dst: int, dst_max: int, src: int, count: int, kind: int) -> None:
     dst_region, src_region, count = check_copy(dst, dst_max, src, count, kind, sync=True)
     if checker.enabled:
-        checker.on_host_access("memcpy", [(src, count)], [(dst, count)])
+        if not checker.on_host_access("memcpy", [(src, count)], [(dst, count)]):
+            memory.note_read(src, count, "memcpy")
+        memory.note_write(dst, count)
     memory.move(dst, src, count, dst_region, src_region)  # the regions pin both ranges until the copy is done
 
 
@@ -101,6 +103,7 @@ def memset(addr: int, max_count: int, value: int, count: int) -> None:
     region, count = check_set(addr, max_count, count)
     if checker.enabled:
         checker.on_host_access("memset", writes=[(addr, count)])
+        memory.note_write(addr, count)
     memory.fill(addr, value, count, region)
 
 
@@ -121,11 +124,14 @@ def enqueue_copy(stream: Stream, dst: int, dst_max: int, src: int, count: int, k
     """Check now, copy when the stream gets there; the regions stay alive until then, and a region freed in
     between fails the task instead of being copied."""
     dst_region, src_region, count = check_copy(dst, dst_max, src, count, kind)
+    at = checker.site() if checker.enabled else None
     if checker.enabled:
         checker.on_task(stream, "memcpy_async", [(src, count)], [(dst, count)])
 
     def work() -> None:
         _check_source_still_allocated("memcpy_async", src_region)
+        if checker.enabled:
+            memory.note_read(src, count, "memcpy_async", at)
         target = memory.task_write_region(dst, count, "memcpy_async", dst_region)
         memory.move(dst, src, count, target, src_region)
 
@@ -187,6 +193,8 @@ def copy2d(
 
 def memcpy2d(dst: int, dpitch: int, src: int, spitch: int, width: int, height: int, kind: int) -> None:
     dst_region, src_region = check_copy2d(dst, dpitch, src, spitch, width, height, kind)
+    if checker.enabled:
+        memory.note_write(dst, _span(dpitch, width, height))
     copy2d(dst, dpitch, src, spitch, width, height, dst_region, src_region)
 
 

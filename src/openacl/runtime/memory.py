@@ -296,6 +296,20 @@ def region_for(addr: int, size: int, what: str, *, write: bool = False) -> Regio
     return region
 
 
+def note_read(addr: int, size: int, what: str, at: tuple | None = None) -> None:
+    """``openacl check``: the program (or a task it queued at ``at``) reads this range (callers test ``enabled``)."""
+    region = space.find(addr, 1)
+    if region is not None and region.kind is Kind.DEVICE:
+        checker.on_read(region, addr, min(size, region.end - addr), what, at)
+
+
+def note_write(addr: int, size: int) -> None:
+    """``openacl check``: this range of device memory now holds written bytes (callers test ``enabled``)."""
+    region = space.find(addr, 1)
+    if region is not None and region.kind is Kind.DEVICE:
+        checker.on_write(region, addr, min(size, region.end - addr))
+
+
 def region_within(addr: int, size: int, what: str, *, write: bool = False) -> tuple[Region, int]:
     """The overrun rule: the region ``[addr, addr + size)`` starts in, and how many of its bytes fit there.
 
@@ -416,6 +430,7 @@ def view_array(addr: int, shape: tuple[int, ...], dtype: np.dtype, *, by_host: b
     region = region_for(addr, nbytes, "pointer")
     if by_host and checker.enabled:
         checker.on_host_access("ptr_to_numpy", reads=[(addr, nbytes)])
+        note_write(addr, nbytes)  # the program may write through the view: its bytes count as written
     try:
         return _view(region, addr, nbytes).view(dtype).reshape(shape)
     except ValueError as exc:  # a shape numpy cannot make: (0, 2**63), more than 64 dimensions
@@ -483,14 +498,16 @@ def read_bytes(addr: int, size: int, what: str = "pointer", *, by_host: bool = F
     """A copy of ``size`` bytes at ``addr`` (known, live memory, pinned while they are read); ``by_host``: the
     program reads it (``ptr_to_bytes``), which ``openacl check`` orders against queued tasks."""
     region = region_for(addr, size, what)
-    if by_host and checker.enabled:
-        checker.on_host_access("ptr_to_bytes", reads=[(addr, size)])
+    if by_host and checker.enabled and not checker.on_host_access("ptr_to_bytes", reads=[(addr, size)]):
+        note_read(addr, size, "ptr_to_bytes")
     return _string_at(addr, size, region)
 
 
 def write_bytes(addr: int, data: bytes, what: str) -> None:
     """Write ``data`` at ``addr`` now (a call's write, such as ``set_input_aipp``): checked, then pinned."""
     region = region_for(addr, len(data), what, write=True)
+    if checker.enabled:
+        note_write(addr, len(data))
     _store(addr, data, region)
 
 
@@ -516,6 +533,8 @@ def task_write_region(addr: int, size: int, what: str, pinned: Region | None = N
         raise AclError(AclCode.ACL_ERROR_RT_DEVICE_MEM_ERROR, f"{what}: {detail}")
     if not region.writable:
         raise AclError(AclCode.ACL_ERROR_RT_DEVICE_MEM_ERROR, f"{what}: {addr:#x} is read-only memory")
+    if checker.enabled and region.kind is Kind.DEVICE:
+        checker.on_write(region, addr, size)
     return region
 
 
