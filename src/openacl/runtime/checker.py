@@ -1,7 +1,9 @@
 """``openacl check``'s bookkeeping: where the program allocated, freed and created what, and the findings.
 
-The runtime calls the hooks below at allocation, free, create and destroy, and on the error paths of an access
-(a range past its allocation, a pointer or handle that is no longer live). Checking is off unless
+The runtime calls the hooks below at allocation, free, create and destroy, on the error paths of an access
+(a range past its allocation, a pointer or handle that is no longer live), when a task is queued, when the host is
+ordered after tasks (synchronize, queries, events, callbacks), and at host accesses and device memory reads and
+writes. The kinds: leak, use-after-free, double-free, overrun, race, uninitialized. Checking is off unless
 ``OPENACL_CHECK=1`` or ``enable()``; off, each hook site costs one boolean test (``if checker.enabled:``) and
 nothing is captured.
 
