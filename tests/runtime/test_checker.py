@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ctypes
 import inspect
+import threading
 
 import pytest
 
@@ -242,3 +243,17 @@ def test_uninitialized_only_when_nothing_wrote_any_of_the_range(checking, ctx, s
     assert acl.rt.synchronize_stream(stream) == 0
     assert acl.util.ptr_to_bytes(other, 64) == acl.util.ptr_to_bytes(out, 64)
     assert len(checker.findings()) == 1
+
+
+def test_no_race_after_a_query_found_the_event_complete(checking, ctx, stream):
+    dev, _ = acl.rt.malloc(64, 0)
+    src, _ = acl.rt.malloc_host(64)
+    event, _ = acl.rt.create_event()
+    assert acl.rt.memset(src, 64, 7, 64) == 0
+    assert acl.rt.memcpy_async(dev, 64, src, 64, 1, stream) == 0
+    assert acl.rt.record_event(event, stream) == 0
+    while acl.rt.query_event_status(event) != (1, 0):  # ACL_EVENT_RECORDED_STATUS_COMPLETE: the host polls
+        threading.Event().wait(0.001)
+    assert acl.util.ptr_to_bytes(dev, 64) == b"\x07" * 64
+    assert acl.rt.destroy_event(event) == 0
+    assert checker.findings() == []

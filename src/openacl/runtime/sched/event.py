@@ -175,6 +175,8 @@ class Event:
     def query_status(self) -> int:
         with _lock.locked:
             done = self.recorded_gen > 0 and self.completed_gen >= self.recorded_gen and not self.is_reset
+        if done and checker.enabled:
+            checker.on_event_reached(self)
         return ACL_EVENT_RECORDED_STATUS_COMPLETE if done else ACL_EVENT_RECORDED_STATUS_NOT_READY
 
     def statistics(self) -> dict:
