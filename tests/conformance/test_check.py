@@ -209,3 +209,16 @@ def test_uninitialized_names_the_read_and_the_allocation(tmp_path):
         "access": line_of(program, "# BUG"),
         "allocated": line_of(program, "in_dev, ret = acl.rt.malloc(in_size, 0)"),
     }
+
+
+def test_misuse_destroy_of_a_stream_the_host_never_synchronized(tmp_path):
+    program = BUGGY / "destroy_unsynchronized_stream.py"
+    result, found = check(tmp_path, program)
+    assert result.returncode == 1, result.stdout + result.stderr
+    [finding] = found
+    assert finding["kind"] == "misuse"
+    assert "1 task(s) queued that the host never waited for (memcpy_async first)" in finding["what"]
+    assert lines(finding, program) == {
+        "access": line_of(program, "# BUG"),
+        "queued": line_of(program, "ret = acl.rt.memcpy_async(dev"),
+    }

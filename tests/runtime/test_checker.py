@@ -221,10 +221,10 @@ def test_no_race_once_the_host_is_ordered_after_the_task(checking, ctx, stream):
     assert acl.rt.synchronize_event(event) == 0
     assert acl.util.ptr_to_bytes(dev, 64) == acl.util.ptr_to_bytes(src, 64)
     assert acl.rt.memcpy_async(dev, 64, src, 64, 1, stream) == 0
-    assert acl.rt.destroy_stream(stream) == 0  # waits for its tasks
+    assert acl.rt.destroy_stream(stream) == 0  # waits for its tasks (a misuse, but no race after it)
     assert acl.rt.memcpy(out, 64, dev, 64, 2) == 0
     assert acl.rt.destroy_event(event) == 0
-    assert checker.findings() == []
+    assert [f.kind for f in checker.findings()] == ["misuse"]
 
 
 def test_uninitialized_only_when_nothing_wrote_any_of_the_range(checking, ctx, stream):
@@ -257,3 +257,17 @@ def test_no_race_after_a_query_found_the_event_complete(checking, ctx, stream):
     assert acl.util.ptr_to_bytes(dev, 64) == b"\x07" * 64
     assert acl.rt.destroy_event(event) == 0
     assert checker.findings() == []
+
+
+def test_misuse_destroying_a_stream_the_host_never_waited_for(checking, ctx):
+    src, _ = acl.rt.malloc_host(64)
+    dev, _ = acl.rt.malloc(64, 0)
+    for synchronize in (True, False):
+        stream, _ = acl.rt.create_stream()
+        assert acl.rt.memcpy_async(dev, 64, src, 64, 1, stream) == 0
+        queued_line = here() - 1
+        if synchronize:
+            assert acl.rt.synchronize_stream(stream) == 0
+        assert acl.rt.destroy_stream(stream) == 0
+        destroy_line = here() - 1
+    assert site_lines(only("misuse")) == {"access": destroy_line, "queued": queued_line}

@@ -3,7 +3,7 @@
 The runtime calls the hooks below at allocation, free, create and destroy, on the error paths of an access
 (a range past its allocation, a pointer or handle that is no longer live), when a task is queued, when the host is
 ordered after tasks (synchronize, queries, events, callbacks), and at host accesses and device memory reads and
-writes. The kinds: leak, use-after-free, double-free, overrun, race, uninitialized. Checking is off unless
+writes. The kinds: leak, use-after-free, double-free, overrun, race, uninitialized, misuse. Checking is off unless
 ``OPENACL_CHECK=1`` or ``enable()``; off, each hook site costs one boolean test (``if checker.enabled:``) and
 nothing is captured.
 
@@ -423,6 +423,24 @@ def _race(what: str, verb: str, addr: int, size: int, q: _Queued, task_verb: str
             (("access", site()), ("queued", q.site)),
         )
     )
+
+
+def on_stream_destroy(stream: object) -> None:
+    """``destroy_stream`` (not forced): CANN requires the stream's tasks done first (``synchronize_stream``); openacl
+    waits for them, a device need not. Misuse if the host never waited for a task queued on it."""
+    with _lock:
+        queued = list(_queued.get(stream.handle, ()))  # type: ignore[attr-defined]
+    if queued:
+        _record(
+            Finding(
+                "misuse",
+                f"destroy_stream of stream {queued[0].stream_id} with {len(queued)} task(s) queued that the host never "
+                f"waited for ({queued[0].what} first): synchronize_stream before destroying it",
+                0,
+                0,
+                (("access", site()), ("queued", queued[0].site)),
+            )
+        )
 
 
 def _forget_queued_in(addr: int, size: int) -> None:

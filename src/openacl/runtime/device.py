@@ -289,6 +289,8 @@ def destroy_stream(handle: int, force: bool = False) -> None:
     stream = streams.get(handle)
     if stream is stream.context.default_stream:
         raise AclError(AclCode.ACL_ERROR_INVALID_PARAM, "the default stream is destroyed with its context")
+    if checker.enabled and not force:
+        checker.on_stream_destroy(stream)
     destroy_stream_object(stream, force)
 
 
