@@ -507,3 +507,16 @@ def test_random_copies_succeed_exactly_or_are_refused(ctx, host):
             assert after == before_dst
 
     check()
+
+
+def test_regression_a_copy_far_past_its_allocation_wrote_the_whole_allocation(ctx, host, acl_log):
+    """The overrun rule tolerates only what a device would not fault on (2 MiB past the end): a hostile count on a
+    large allocation used to be cut and fill all of it (gigabytes of lazily mapped memory made real)."""
+    big, small = malloc(1 << 20), host(64)
+    ctypes.memset(big, 0x11, 64)
+    far = (1 << 20) + (2 << 20) + 1  # runs 2 MiB + 1 byte past the end
+    assert acl.rt.memset(big, far, 0, far) == INVALID
+    assert acl.rt.memcpy(big, far, small, far, H2D) == INVALID
+    assert ctypes.string_at(big, 64) == b"\x11" * 64
+    assert acl.rt.memset(big, far - 1, 0x22, far - 1) == 0  # 2 MiB past the end: cut
+    assert ctypes.string_at(big, 64) == b"\x22" * 64

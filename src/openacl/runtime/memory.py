@@ -16,8 +16,9 @@ Guarantees:
 - A task writes only inside a live allocation, checked when it writes (``task_write_region``), not when it was
   queued: memory freed in between, or freed and allocated again smaller at the same address, fails the task.
 - The overrun rule (``region_within``, for copies and memsets): a range that starts inside a live allocation
-  but runs past its end is cut at the end, with one WARNING (under ``openacl check``, a finding instead), as a
-  device does not fault on a small overrun; a range that starts outside every allocation is an error.
+  but runs at most 2 MiB past its end is cut at the end, with one WARNING (under ``openacl check``, a finding
+  instead), as a device does not fault on a small overrun; a range that starts outside every allocation, or runs
+  further, is an error.
 """
 
 from __future__ import annotations
@@ -42,6 +43,9 @@ from openacl.runtime import checker
 log = get_logger("rt")
 
 ALIGNMENT = 64
+# The overrun rule tolerates what a device would not fault on: an overrun that stays within the 2 MiB huge page
+# (the granule a device maps memory in) its allocation ends in. A longer one is an error, as before the rule.
+TOLERATED_OVERRUN = 2 * 1024 * 1024
 MALLOC_POLICIES = range(0, 8)  # HUGE_FIRST .. HUGE1G_ONLY_P2P
 _INVALID = AclCode.ACL_ERROR_INVALID_PARAM
 
@@ -315,12 +319,13 @@ def region_within(addr: int, size: int, what: str, *, write: bool = False) -> tu
 
     A device rarely faults on a small overrun of an allocation, and programs written against one contain them
     (Ascend's own VPC sample copies a decoded picture into a smaller buffer). So a range that starts inside a live
-    allocation but runs past its end is cut at the end, with one WARNING naming it (under ``openacl check``, an
-    overrun finding with both sites instead); a range that starts outside every allocation, or is longer than a
-    device's whole memory (a negative size, masked), stays an error.
+    allocation but runs at most ``TOLERATED_OVERRUN`` bytes past its end is cut at the end, with one WARNING naming
+    it (under ``openacl check``, an overrun finding with both sites instead); a range that starts outside every
+    allocation, or runs further past its end (a device would fault; a negative size, masked), stays an error.
     """
-    clip = 0 < size <= device_memory_limit() and space.find(addr, size) is None
-    region = space.find(addr, 1) if clip else None
+    region = space.find(addr, 1) if size > 0 and space.find(addr, size) is None else None
+    if region is not None and addr + size - region.end > TOLERATED_OVERRUN:
+        region = None
     if region is None:
         return region_for(addr, size, what, write=write), size  # all inside one allocation, or the error
     if write and not region.writable:
