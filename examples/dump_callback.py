@@ -46,6 +46,13 @@ def make_dataset(desc, count, size_of):
     return dataset, buffers
 
 
+def destroy_dataset(dataset, buffers):
+    for i, (ptr, _) in enumerate(buffers):
+        check(acl.destroy_data_buffer(acl.mdl.get_dataset_buffer(dataset, i)), "destroy_data_buffer")
+        check(acl.rt.free(ptr), "free")
+    check(acl.mdl.destroy_dataset(dataset), "destroy_dataset")
+
+
 def main(model_path):
     check(acl.init(), "init")
     check(acl.rt.set_device(DEVICE_ID), "set_device")
@@ -59,7 +66,7 @@ def main(model_path):
     desc = acl.mdl.create_desc()
     check(acl.mdl.get_desc(desc, model_id), "get_desc")
     inputs, in_buffers = make_dataset(desc, acl.mdl.get_num_inputs(desc), acl.mdl.get_input_size_by_index)
-    outputs, _ = make_dataset(desc, acl.mdl.get_num_outputs(desc), acl.mdl.get_output_size_by_index)
+    outputs, out_buffers = make_dataset(desc, acl.mdl.get_num_outputs(desc), acl.mdl.get_output_size_by_index)
 
     ptr, size = in_buffers[0]
     host = np.random.default_rng(0).standard_normal(size // 4).astype(np.float32).tobytes()
@@ -69,6 +76,8 @@ def main(model_path):
     acl.mdl.dump_unreg_callback()
     check(acl.mdl.finalize_dump(), "finalize_dump")
     check(acl.mdl.unload(model_id), "unload")
+    destroy_dataset(inputs, in_buffers)
+    destroy_dataset(outputs, out_buffers)
     acl.mdl.destroy_desc(desc)
     check(acl.rt.destroy_context(context), "destroy_context")
     check(acl.rt.reset_device(DEVICE_ID), "reset_device")

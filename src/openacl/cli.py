@@ -1,4 +1,4 @@
-"""The ``openacl`` command: ``demo``, ``run``, ``dump``, ``parse``, ``compare``, ``trace``, ``bench``.
+"""The ``openacl`` command: ``demo``, ``run``, ``check``, ``dump``, ``parse``, ``compare``, ``trace``, ``bench``.
 
 Exit codes a shell can test: 0 success; 1 the work failed or found a problem (a model that does not load or
 whose execution fails, a check failed, a file did not parse, dumps diverge); 2 bad arguments (a missing file,
@@ -20,6 +20,7 @@ EXAMPLES = """examples:
   openacl demo
   openacl run my_pyacl_app.py --device 0
   openacl run --dump dump.json --trace trace.json my_pyacl_app.py
+  openacl check --json findings.json my_pyacl_app.py
   openacl dump model.onnx -o ./golden --mode all
   openacl parse ./golden -o ./npy
   openacl compare ./npu_dump ./golden --csv diff.csv
@@ -106,6 +107,31 @@ def _run(args: argparse.Namespace) -> int:
     code = _run_script(args.script, args.args)
     _say_where_the_log_is("run", code)
     return code
+
+
+def _check(args: argparse.Namespace) -> int:
+    """Run the program with every check on; 1 if anything was found, else the program's own status."""
+    import gc
+
+    from openacl.runtime import checker
+
+    if not os.path.isfile(args.script):
+        return _fail("check", f"no such file: {args.script}")
+    if args.json and not os.path.isdir(os.path.dirname(os.path.abspath(args.json))):
+        return _fail("check", f"--json {args.json}: no such directory")
+    checker.enable()
+    try:
+        code = _run_script(args.script, args.args)
+    finally:
+        gc.collect()  # the program's objects are gone: their finalizers free what they free at exit
+        checker.report_leaks("exit")
+        found = checker.findings()
+        if args.json:
+            checker.write_json(args.json)
+        kinds = sorted({f.kind for f in found})
+        summary = f"{len(found)} finding(s): {', '.join(kinds)}" if found else "no findings"
+        print(f"openacl check: {summary}", file=sys.stderr)
+    return 1 if found else code
 
 
 def _trace(args: argparse.Namespace) -> int:
@@ -421,6 +447,21 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--trace", metavar="FILE", help="write a Chrome/Perfetto timeline at acl.finalize or exit")
     run.add_argument("script", help="the Python program to run")
     run.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the program")
+
+    check = _subcommand(
+        sub,
+        "check",
+        "run a pyACL program with every check on and report its memory and lifetime bugs",
+        "Run SCRIPT as `openacl run` does, with openacl check on: leaks (at acl.finalize, reset_device and "
+        "exit), use after free, double free, races with queued tasks and overruns, each printed once to stderr "
+        "with the program's own lines. Exit code 1 if anything was found, else the program's own. Options go "
+        "before SCRIPT.",
+        "openacl check --json findings.json examples/stream_callbacks.py",
+        _check,
+    )
+    check.add_argument("--json", metavar="FILE", help="also write every finding to FILE as JSON")
+    check.add_argument("script", help="the Python program to run")
+    check.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the program")
 
     dump = _subcommand(
         sub,

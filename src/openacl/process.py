@@ -46,7 +46,7 @@ from openacl.errors import AclCode, AclError
 from openacl.graph_engine import state as ge_state
 from openacl.model import bundle, model, profiled
 from openacl.op import execute as op_execute
-from openacl.runtime import device, exceptions, handles, memory, options, timeouts, vmm
+from openacl.runtime import checker, device, exceptions, handles, memory, options, timeouts, vmm
 from openacl.runtime.sched import lock as _lock
 from openacl.runtime.sched import waitgraph
 
@@ -81,6 +81,8 @@ def finalize() -> None:
     with _lock_init:
         if _ref_count == 0:
             raise AclError(AclCode.ACL_ERROR_REPEAT_FINALIZE, "acl.finalize without a matching acl.init")
+        if checker.enabled:
+            checker.report_leaks("acl.finalize")  # before the teardown frees them on the program's behalf
         device.teardown_all()
         profiled.finish()
         dump.reset()
@@ -126,6 +128,7 @@ def reset(force: bool = True) -> None:
         memory.forget_registrations()
         vmm.reset()
         options.reset()
+        checker.reset()
         with _lock.locked:
             waitgraph.reset()
         _ref_count = 0
@@ -153,11 +156,17 @@ trace.configure_from_env()
 def _at_exit() -> None:
     global _exiting
     _exiting = True
-    for step in (device.quiesce, dump.writer.flush, ge_state.finalize_at_exit, _write_trace, _log.flush):
+    steps = (_report_leaks_at_exit, device.quiesce, dump.writer.flush, ge_state.finalize_at_exit, _write_trace)
+    for step in (*steps, _log.flush):
         try:
             step()
         except Exception:  # never let cleanup turn a clean exit into a traceback
             _log.root.exception("cleanup at exit: %s failed", step.__qualname__)
+
+
+def _report_leaks_at_exit() -> None:
+    if checker.enabled:
+        checker.report_leaks("exit")
 
 
 def _before_fork() -> None:

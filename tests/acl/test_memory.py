@@ -244,11 +244,33 @@ def test_memcpy_count_larger_than_dst_max(ctx, host, acl_log):
 
 def test_memcpy_beyond_the_allocation(ctx, host, acl_log):
     a, b = host(16), host(16)
-    assert acl.rt.memcpy(a, 32, b, 17, H2H) == INVALID
-    assert acl.rt.memcpy(a + 8, 16, b, 9, H2H) == INVALID
-    assert acl.rt.memcpy(a, 16, b + 8, 9, H2H) == INVALID
+    assert acl.rt.memcpy(a + 16, 32, b, 1, H2H) == INVALID  # starts one past the end: outside any allocation
+    assert acl.rt.memcpy(a, 16, b + 16, 1, H2H) == INVALID
     lines = logged(acl_log, "acl.rt.memcpy", 100000)
-    assert len(lines) == 3 and all("is not inside any allocation" in line for line in lines)
+    assert len(lines) == 2 and all("is not inside any allocation" in line for line in lines)
+
+
+def test_regression_copy_running_past_its_allocation_failed_instead_of_being_cut(ctx, host, stream, acl_log):
+    """A copy or memset that starts inside an allocation and runs past its end completes within it, drops the rest
+    and logs one WARNING naming it (a device does not fault on it; Ascend's VPC sample depends on that)."""
+    src, small = host(64), malloc(48)
+    ctypes.memmove(src, bytes(range(64)), 64)
+    ctypes.memset(small, 0, 48)
+    assert acl.rt.memcpy(small, 64, src, 64, H2D) == 0
+    assert ctypes.string_at(small, 48) == bytes(range(48))
+    ctypes.memset(small, 0, 48)
+    assert acl.rt.memcpy_async(small + 8, 64, src, 64, H2D, stream) == 0
+    assert acl.rt.synchronize_stream(stream) == 0
+    assert ctypes.string_at(small, 48) == bytes(8) + bytes(range(40))
+    assert acl.rt.memset(small + 40, 16, 0xEE, 16) == 0
+    assert ctypes.string_at(small + 40, 8) == b"\xee" * 8
+    dst = host(64)
+    assert acl.rt.memcpy(dst, 64, small, 64, D2H) == 0  # the source side is cut the same way
+    assert ctypes.string_at(dst, 48) == ctypes.string_at(small, 48)
+    warnings = [r.getMessage() for r in acl_log.records if r.levelname == "WARNING"]
+    assert len(warnings) == 4, warnings
+    assert "runs 16 bytes past the end of its 48-byte device allocation" in warnings[0]
+    assert all("only the" in line for line in warnings)
 
 
 def test_memcpy_negative_sizes_are_masked_and_refused(ctx, host, acl_log):
@@ -299,7 +321,7 @@ def test_memset(ctx, acl_log):
     assert acl.rt.memset(d + 8, 24, 0x1AB, 8) == 0  # the value is a byte
     assert ctypes.string_at(d, 32) == b"\x00" * 8 + b"\xab" * 8 + b"\x00" * 16
     assert acl.rt.memset(d, 16, 1, 17) == INVALID
-    assert acl.rt.memset(d, 64, 1, 33) == INVALID
+    assert acl.rt.memset(d + 32, 64, 1, 1) == INVALID
     assert acl.rt.memset(d, -1, 1, -1) == INVALID
     assert acl.rt.memset(0x10, 1, 1, 1) == INVALID
     assert acl.rt.free(d) == 0
@@ -459,9 +481,11 @@ def test_random_copies_succeed_exactly_or_are_refused(ctx, host):
             and sides[0] in (None, src_dev)
             and sides[1] in (None, dst_dev)
             and n <= n_max
-            and dst_offset + n <= SIZE  # zero bytes one past the end is valid, as in C (tests/runtime)
-            and src_offset + n <= SIZE
+            # zero bytes one past the end is valid, as in C (tests/runtime); a range that starts inside its
+            # allocation and runs past the end is cut there (the overrun rule); a masked negative is refused
+            and (n == 0 or (dst_offset < SIZE and src_offset < SIZE and n < U64))
         )
+        n = min(n, SIZE - dst_offset, SIZE - src_offset)
         refused_h2h = expect_ok and use_async and kind == H2H
         before_dst = ctypes.string_at(dst_base, SIZE)
         before_src = ctypes.string_at(src_base, SIZE)
@@ -483,3 +507,16 @@ def test_random_copies_succeed_exactly_or_are_refused(ctx, host):
             assert after == before_dst
 
     check()
+
+
+def test_regression_a_copy_far_past_its_allocation_wrote_the_whole_allocation(ctx, host, acl_log):
+    """The overrun rule tolerates only what a device would not fault on (2 MiB past the end): a hostile count on a
+    large allocation used to be cut and fill all of it (gigabytes of lazily mapped memory made real)."""
+    big, small = malloc(1 << 20), host(64)
+    ctypes.memset(big, 0x11, 64)
+    far = (1 << 20) + (2 << 20) + 1  # runs 2 MiB + 1 byte past the end
+    assert acl.rt.memset(big, far, 0, far) == INVALID
+    assert acl.rt.memcpy(big, far, small, far, H2D) == INVALID
+    assert ctypes.string_at(big, 64) == b"\x11" * 64
+    assert acl.rt.memset(big, far - 1, 0x22, far - 1) == 0  # 2 MiB past the end: cut
+    assert ctypes.string_at(big, 64) == b"\x22" * 64

@@ -80,3 +80,22 @@ def test_letterbox_and_batch_crop_sample_writes_the_crops(picture, tmp_path):
     assert np.abs(crops[1] - same_size).mean() < 8
     halved = np.asarray(Image.fromarray(board[32:160, 16:208].astype(np.uint8)).resize((96, 64)), np.int16)
     assert np.abs(crops[0] - halved).mean() < 8
+
+
+def test_regression_vpc_sample_copy_past_its_input_buffer_failed_with_100000(picture, tmp_path):
+    """Ascend's VPC sample copies the decoded picture (aligned 128 x 16) into a VPC input buffer sized for 16 x 2;
+    a device does not fault on it. openacl used to refuse the copy (100000); now it is cut at the end of the
+    buffer, with one warning naming it, and the sample runs to the end."""
+    path, _ = picture
+    out = tmp_path / "resized.yuv"
+    result = run(
+        "vpc_jpeg_resize.py", str(path), str(out), ASCEND_SLOG_PRINT_TO_STDOUT="1", ASCEND_GLOBAL_LOG_LEVEL="2"
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "vpc sample passed" in result.stdout
+    warnings = [line for line in result.stdout.splitlines() if line.startswith("[WARNING]")]
+    assert len(warnings) == 1, warnings
+    decoded, vpc_in = 512 * 384 * 3 // 2, 512 * 376 * 3 // 2 + 32  # dvpp_malloc adds 32 bytes
+    assert "memcpy destination 0x" in warnings[0]
+    assert f"(+{decoded} bytes) runs {decoded - vpc_in} bytes past the end of its {vpc_in}-byte" in warnings[0]
+    assert out.stat().st_size == 224 * 224 * 3 // 2

@@ -207,7 +207,8 @@ def test_check_copy_enforces_each_kind(dev, host, kind, src_on_device, dst_on_de
     if ok and kind == copies.ACL_MEMCPY_HOST_TO_HOST:  # stream-ordered host-to-host: not in EP mode
         raises_code(AclCode.ACL_ERROR_RT_FEATURE_NOT_SUPPORT, copies.check_copy, dst, 16, src, 16, kind)
     elif ok:
-        dst_region, src_region = copies.check_copy(dst, 16, src, 16, kind)
+        dst_region, src_region, count = copies.check_copy(dst, 16, src, 16, kind)
+        assert count == 16
         assert (dst_region.addr, src_region.addr) == (dst, src)
     else:
         err = raises_code(INVALID, copies.check_copy, dst, 16, src, 16, kind)
@@ -220,7 +221,7 @@ def test_check_copy_enforces_each_kind(dev, host, kind, src_on_device, dst_on_de
 def test_sync_check_copy_takes_any_direction_for_kinds_0_to_5(dev, host, kind, src_on_device, dst_on_device):
     src = memory.malloc(16, 0, dev) if src_on_device else host(16)
     dst = memory.malloc(16, 0, dev) if dst_on_device else host(16)
-    dst_region, src_region = copies.check_copy(dst, 16, src, 16, kind, sync=True)
+    dst_region, src_region, _ = copies.check_copy(dst, 16, src, 16, kind, sync=True)
     assert (dst_region.addr, src_region.addr) == (dst, src)
 
 
@@ -247,7 +248,7 @@ def test_check_copy_sizes(host):
     raises_code(INVALID, copies.check_copy, a, 8, b, 9, 0, sync=True)
     raises_code(INVALID, copies.check_copy, a, -1, b, 1, 0, sync=True)
     raises_code(INVALID, copies.check_copy, a, 16, b, -1, 0, sync=True)
-    raises_code(INVALID, copies.check_copy, a, 17, b, 17, 0, sync=True)
+    assert copies.check_copy(a, 17, b, 17, 0, sync=True)[2] == 16  # the overrun rule: cut at the end
     copies.check_copy(a, 16, b, 0, 0, sync=True)
 
 
@@ -271,8 +272,8 @@ def test_copy_and_fill_move_the_exact_bytes(dev, host):
     copies.check_copy(dst, 32, src, 32, 1)
     copies.memcpy(dst, 32, src, 32, 1)
     assert ctypes.string_at(dst, 32) == bytes(range(32))
-    region = copies.check_set(dst, 32, 8)
-    assert region.addr == dst
+    region, count = copies.check_set(dst, 32, 8)
+    assert region.addr == dst and count == 8
     copies.memset(dst, 8, 0x1FF, 8)  # value is truncated to a byte
     assert ctypes.string_at(dst, 32) == b"\xff" * 8 + bytes(range(8, 32))
     copies.memcpy(dst, 0, src, 0, 1)
@@ -284,8 +285,8 @@ def test_check_set_sizes(dev):
     addr = memory.malloc(16, 0, dev)
     raises_code(INVALID, copies.check_set, addr, 8, 9)
     raises_code(INVALID, copies.check_set, addr, -1, 1)
-    raises_code(INVALID, copies.check_set, addr, 32, 17)
-    raises_code(INVALID, copies.check_set, addr + 16, 1, 1)
+    assert copies.check_set(addr, 32, 17)[1] == 16  # the overrun rule: cut at the end
+    raises_code(INVALID, copies.check_set, addr + 16, 1, 1)  # starts outside: still an error
 
 
 # ----- Python objects' memory -----

@@ -34,7 +34,7 @@ def bytes_to_ptr(data):
 
 @api("kK", RAISE)
 def ptr_to_bytes(ptr, size):
-    return _memory.read_bytes(ptr, size)
+    return _memory.read_bytes(ptr, size, by_host=True)
 
 
 @api("O", RAISE)
@@ -64,7 +64,7 @@ def ptr_to_numpy(ptr, shape, npy_type):
     dtype = _DTYPES_BY_NUM.get(npy_type)
     if dtype is None or dtype.hasobject:
         raise ArgumentValueError(f"numpy type number {npy_type} is not a numeric type")
-    return _memory.view_array(ptr, shape, dtype)
+    return _memory.view_array(ptr, shape, dtype, by_host=True)
 
 
 @api("OO", VALUE)

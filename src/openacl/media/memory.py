@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from openacl.errors import AclCode, AclError
 from openacl.media.formats import align_up
+from openacl.runtime import checker
 from openacl.runtime import device as _device
 from openacl.runtime import memory as _memory
 
@@ -50,6 +51,8 @@ def dvpp_malloc(size: int, policy: int = 0, device_id: int | None = None) -> int
         raise AclError(AclCode.ACL_ERROR_BAD_ALLOC, exc.detail) from None
     region = _memory.region_for(addr, 1, "dvpp memory")
     region.owner = DVPP
+    if checker.enabled:
+        checker.relabel(region, "dvpp memory")
     return addr
 
 
@@ -60,5 +63,7 @@ def is_dvpp(addr: int) -> bool:
 
 def dvpp_free(addr: int) -> None:
     if not is_dvpp(addr):
+        if checker.enabled:
+            checker.on_bad_free(addr)
         raise AclError(AclCode.ACL_ERROR_INVALID_PARAM, f"{addr:#x} is not the start of live dvpp_malloc memory")
     _memory.free(addr)

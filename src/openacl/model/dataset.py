@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from openacl.errors import AclCode, AclError
 from openacl.op import tensor_desc as _tensor_desc
+from openacl.runtime import checker
 from openacl.runtime.buffers import DataBuffer, data_buffers
 from openacl.runtime.handles import HandleTable
 
@@ -114,5 +115,7 @@ def publish_output(handle: int, index: int, acl_dtype: int, dims: tuple[int, ...
     if current is not None and current in _tensor_desc.tensor_descs:
         return
     created = _tensor_desc.create(acl_dtype, list(dims), fmt)
+    if checker.enabled:
+        checker.disown(_tensor_desc.tensor_descs.kind, created)  # the dataset's, destroyed with it
     dataset.owned_descs.add(created)
     dataset.tensor_descs[index] = created

@@ -26,8 +26,8 @@ from openacl.model import aipp, dynamic, profiled
 from openacl.model import dataset as _dataset
 from openacl.model.dataset import datasets
 from openacl.model.model import Model, TensorDesc
+from openacl.runtime import checker, memory
 from openacl.runtime import context as _context
-from openacl.runtime import memory
 from openacl.runtime.buffers import DataBuffer
 from openacl.runtime.sched.stream import Stream
 from openacl.runtime.sched.task import work_task
@@ -180,8 +180,23 @@ def run(model: Model, feeds: list[np.ndarray], buffers: list[OutputTarget], devi
     step.wait()
 
 
+def _ranges(feeds: list, targets: list[OutputTarget]) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """(what an execution reads, what it writes), for openacl check: input views and output buffers."""
+    reads = [(memory.address_of(f), f.nbytes) for f in feeds if isinstance(f, np.ndarray)]
+    return reads, [(t.addr, t.size) for t in targets]
+
+
+def _note_reads(model: Model, feeds: list, at: tuple | None) -> None:
+    """openacl check: the execution reads its input buffers (a model input never filled is uninitialized)."""
+    for index, feed in enumerate(feeds):
+        if isinstance(feed, np.ndarray):
+            memory.note_read(memory.address_of(feed), feed.nbytes, f"input {index} of model {model.id}", at)
+
+
 def execute(model: Model, input_dataset: int, output_dataset: int) -> None:
     feeds, buffers = prepare(model, input_dataset, output_dataset)
+    if checker.enabled and not checker.on_host_access(f"execute of model {model.id}", *_ranges(feeds, buffers)):
+        _note_reads(model, feeds, None)
     ctx = _context.current()
     device_id = ctx.device.id if ctx is not None else 0
     stream_id = ctx.default_stream.id if ctx is not None else 0
@@ -190,8 +205,13 @@ def execute(model: Model, input_dataset: int, output_dataset: int) -> None:
 
 def execute_async(model: Model, input_dataset: int, output_dataset: int, stream: Stream) -> None:
     feeds, buffers = prepare(model, input_dataset, output_dataset)
+    at = checker.site() if checker.enabled else None
+    if checker.enabled:
+        checker.on_task(stream, f"execute_async of model {model.id}", *_ranges(feeds, buffers))
 
     def work() -> None:
+        if checker.enabled:
+            _note_reads(model, feeds, at)
         run(model, feeds, buffers, stream.device_id, stream.id)
 
     stream.enqueue(work_task(f"model_execute:{model.name}", work))

@@ -32,7 +32,7 @@ from openacl.log import get_logger
 from openacl.model import aipp, dynamic, skeleton
 from openacl.model.observed import ObservedModel
 from openacl.onnxrt import session_options
-from openacl.runtime import memory
+from openacl.runtime import checker, memory
 from openacl.runtime.prof import session as prof_session
 
 onnx = lazy.module("onnx")
@@ -396,6 +396,8 @@ def load_bytes(
         model.forget_model_bytes()
     with _lock:
         models[model_id] = model
+    if checker.enabled and not dump_only:  # a dump-only model is openacl dump's own
+        checker.on_create("model", model_id)
     return model
 
 
@@ -437,6 +439,8 @@ def get(model_id: int) -> Model:
     with _lock:
         model = models.get(model_id)
     if model is None:
+        if checker.enabled:
+            checker.on_stale_handle("model", model_id, destroying=False)
         raise AclError(AclCode.ACL_ERROR_INVALID_MODEL_ID, f"model {model_id} is not loaded")
     return model
 
@@ -445,7 +449,11 @@ def unload(model_id: int) -> None:
     with _lock:
         model = models.pop(model_id, None)
     if model is None:
+        if checker.enabled:
+            checker.on_stale_handle("model", model_id, destroying=True)
         raise AclError(AclCode.ACL_ERROR_INVALID_MODEL_ID, f"model {model_id} is not loaded")
+    if checker.enabled:
+        checker.on_destroy("model", model_id)
     dump_session.model_unloaded(model_id)
     log.info("unloaded model %d (%s)", model_id, model.name)
 

@@ -6,6 +6,11 @@ honoured: 1 (host to device), 2 (device to host), 3 (device to device) or 4 (dec
 kinds are ACL_ERROR_INVALID_PARAM. The whole span of each side must lie inside one known allocation. A zero
 ``width`` or ``height`` copies nothing.
 
+``memcpy`` / ``memcpy_async`` / ``memset`` / ``memset_async`` follow the overrun rule (``memory.region_within``):
+a range that starts inside an allocation but runs past its end is cut at that end, with one WARNING, and the
+copy moves only the bytes that fit on both sides. The 2D copies keep the strict check (their spans are computed
+from pitches, where a mistake is not a small overrun).
+
 A stream-ordered copy is checked when it is enqueued, and the regions it touches are kept alive until the
 stream gets there (a free in between only unregisters the address, see ``memory``).
 """
@@ -17,7 +22,7 @@ import numpy as np
 from openacl import dtypes
 from openacl.dtypes import AclDataType
 from openacl.errors import AclCode, AclError
-from openacl.runtime import memory
+from openacl.runtime import checker, memory
 from openacl.runtime.memory import Kind, Region, region_for, space
 from openacl.runtime.sched.stream import Stream
 from openacl.runtime.sched.task import work_task
@@ -53,8 +58,10 @@ def _wrong_side(region: Region, addr: int, size: int, want_device: bool | None) 
     return want_device and not memory.is_registered(addr, size)
 
 
-def check_copy(dst: int, dst_max: int, src: int, count: int, kind: int, *, sync: bool = False) -> tuple[Region, Region]:
-    """Validate a memcpy; return the (dst, src) regions.
+def check_copy(
+    dst: int, dst_max: int, src: int, count: int, kind: int, *, sync: bool = False
+) -> tuple[Region, Region, int]:
+    """Validate a memcpy; return the (dst, src) regions and how many bytes to copy (the overrun rule's cut).
 
     As CANN does: a synchronous copy (``sync``) only range-checks ``kind`` (0..5) and takes the direction from
     the two addresses; a stream-ordered copy honours ``kind``: each side must be the memory it names, and a
@@ -73,8 +80,8 @@ def check_copy(dst: int, dst_max: int, src: int, count: int, kind: int, *, sync:
         raise AclError(_INVALID, f"negative size (count {count}, dst_max {dst_max})")
     if count > dst_max:
         raise AclError(_INVALID, f"count {count} is larger than dst_max {dst_max}")
-    dst_region = region_for(dst, count, "destination", write=True)
-    src_region = region_for(src, count, "source")
+    dst_region, dst_fit = memory.region_within(dst, count, "memcpy destination", write=True)
+    src_region, src_fit = memory.region_within(src, count, "memcpy source")
     for name, region, addr, want_device in (
         ("source", src_region, src, sides[0]),
         ("destination", dst_region, dst, sides[1]),
@@ -86,24 +93,32 @@ def check_copy(dst: int, dst_max: int, src: int, count: int, kind: int, *, sync:
         raise AclError(
             AclCode.ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "an asynchronous host-to-host copy is not supported in EP mode"
         )
-    return dst_region, src_region
+    return dst_region, src_region, min(dst_fit, src_fit)
 
 
-def check_set(addr: int, max_count: int, count: int) -> Region:
+def check_set(addr: int, max_count: int, count: int) -> tuple[Region, int]:
     if count < 0 or max_count < 0:
         raise AclError(_INVALID, f"negative size (count {count}, max_count {max_count})")
     if count > max_count:
         raise AclError(_INVALID, f"count {count} is larger than max_count {max_count}")
-    return region_for(addr, count, "memset address", write=True)
+    return memory.region_within(addr, count, "memset address", write=True)
 
 
 def memcpy(dst: int, dst_max: int, src: int, count: int, kind: int) -> None:
-    dst_region, src_region = check_copy(dst, dst_max, src, count, kind, sync=True)
+    dst_region, src_region, count = check_copy(dst, dst_max, src, count, kind, sync=True)
+    if checker.enabled:
+        if not checker.on_host_access("memcpy", [(src, count)], [(dst, count)]):
+            memory.note_read(src, count, "memcpy")
+        memory.note_write(dst, count)
     memory.move(dst, src, count, dst_region, src_region)  # the regions pin both ranges until the copy is done
 
 
 def memset(addr: int, max_count: int, value: int, count: int) -> None:
-    memory.fill(addr, value, count, check_set(addr, max_count, count))
+    region, count = check_set(addr, max_count, count)
+    if checker.enabled:
+        checker.on_host_access("memset", writes=[(addr, count)])
+        memory.note_write(addr, count)
+    memory.fill(addr, value, count, region)
 
 
 def _check_source_still_allocated(what: str, region: Region) -> None:
@@ -111,6 +126,8 @@ def _check_source_still_allocated(what: str, region: Region) -> None:
     freed destination is (``memory.task_write_region``). The bytes themselves are still alive (the task pins
     them), so the check, not the copy, is what protects the program."""
     if region.kind is not Kind.USER and not space.holds(region):
+        if checker.enabled:
+            checker.on_bad_access(region.addr, region.size, what)
         raise AclError(
             AclCode.ACL_ERROR_RT_DEVICE_MEM_ERROR,
             f"{what}: {region.kind.value} memory at {region.addr:#x} was freed before the stream reached it",
@@ -120,10 +137,15 @@ def _check_source_still_allocated(what: str, region: Region) -> None:
 def enqueue_copy(stream: Stream, dst: int, dst_max: int, src: int, count: int, kind: int) -> None:
     """Check now, copy when the stream gets there; the regions stay alive until then, and a region freed in
     between fails the task instead of being copied."""
-    dst_region, src_region = check_copy(dst, dst_max, src, count, kind)
+    dst_region, src_region, count = check_copy(dst, dst_max, src, count, kind)
+    at = checker.site() if checker.enabled else None
+    if checker.enabled:
+        checker.on_task(stream, "memcpy_async", [(src, count)], [(dst, count)])
 
     def work() -> None:
         _check_source_still_allocated("memcpy_async", src_region)
+        if checker.enabled:
+            memory.note_read(src, count, "memcpy_async", at)
         target = memory.task_write_region(dst, count, "memcpy_async", dst_region)
         memory.move(dst, src, count, target, src_region)
 
@@ -131,7 +153,9 @@ def enqueue_copy(stream: Stream, dst: int, dst_max: int, src: int, count: int, k
 
 
 def enqueue_fill(stream: Stream, addr: int, max_count: int, value: int, count: int) -> None:
-    region = check_set(addr, max_count, count)
+    region, count = check_set(addr, max_count, count)
+    if checker.enabled:
+        checker.on_task(stream, "memset_async", [], [(addr, count)])
 
     def work() -> None:
         memory.fill(addr, value, count, memory.task_write_region(addr, count, "memset_async", region))
@@ -186,6 +210,8 @@ def copy2d(
 
 def memcpy2d(dst: int, dpitch: int, src: int, spitch: int, width: int, height: int, kind: int) -> None:
     dst_region, src_region = check_copy2d(dst, dpitch, src, spitch, width, height, kind)
+    if checker.enabled:
+        memory.note_write(dst, _span(dpitch, width, height))
     copy2d(dst, dpitch, src, spitch, width, height, dst_region, src_region)
 
 

@@ -19,8 +19,8 @@ import os
 from openacl import atfork
 from openacl.errors import AclCode, AclError
 from openacl.log import get_logger
+from openacl.runtime import checker, memory, report
 from openacl.runtime import context as _context
-from openacl.runtime import memory, report
 from openacl.runtime.handles import HandleTable
 from openacl.runtime.sched import lock as _lock
 from openacl.runtime.sched.engine import Engine
@@ -45,8 +45,8 @@ class Context:
         self.primary = primary
         self.destroyed = False
         self.streams: set[Stream] = set()
-        self.handle = contexts.add(self)
-        self.default_stream = device.new_stream(self)
+        self.handle = contexts.add(self, tracked=not primary)  # a primary context is the device's own
+        self.default_stream = device.new_stream(self, tracked=False)
 
     def __repr__(self) -> str:
         return f"<Context {self.handle:#x} device={self.device.id}>"
@@ -70,13 +70,13 @@ class Device:
             self.engine = Engine(self.id)
         return self.engine
 
-    def new_stream(self, ctx: Context, priority: int = 0, flags: int = 0) -> Stream:
+    def new_stream(self, ctx: Context, priority: int = 0, flags: int = 0, *, tracked: bool = True) -> Stream:
         engine = self.open_locked()
         with _lock.locked:
             stream_id = self._next_stream_id
             self._next_stream_id += 1
         stream = Stream(ctx, stream_id, engine, priority, flags)
-        stream.handle = streams.add(stream)
+        stream.handle = streams.add(stream, tracked=tracked)
         ctx.streams.add(stream)
         return stream
 
@@ -151,7 +151,8 @@ def reset_device(device_id: int, force: bool = False) -> None:
         device.refs = 0 if force else max(device.refs - 1, 0)
         if device.refs:
             return
-    teardown(device, force)
+    with checker.reclaiming(f"reset_device({device_id})"):  # what the reset frees for the program leaked
+        teardown(device, force)
 
 
 def teardown(device: Device, force: bool) -> None:
@@ -288,6 +289,8 @@ def destroy_stream(handle: int, force: bool = False) -> None:
     stream = streams.get(handle)
     if stream is stream.context.default_stream:
         raise AclError(AclCode.ACL_ERROR_INVALID_PARAM, "the default stream is destroyed with its context")
+    if checker.enabled and not force:
+        checker.on_stream_destroy(stream)
     destroy_stream_object(stream, force)
 
 

@@ -15,6 +15,7 @@ from typing import Generic, TypeVar
 
 from openacl import atfork
 from openacl.errors import AclCode, AclError
+from openacl.runtime import checker
 
 T = TypeVar("T")
 
@@ -37,21 +38,33 @@ class HandleTable(Generic[T]):
         self._objects: dict[int, T] = {}
         _TABLES.append(self)
 
-    def add(self, obj: T) -> int:
+    def add(self, obj: T, *, tracked: bool = True) -> int:
+        """A new handle; ``tracked`` False for what the runtime makes for itself (not a leak of the program's)."""
         handle = new_handle()
         self._objects[handle] = obj
+        if tracked and checker.enabled:
+            checker.on_create(self.kind, handle)
         return handle
 
     def get(self, handle: int) -> T:
         try:
             return self._objects[handle]
         except KeyError:
-            raise AclError(self.code, f"{self.kind} {handle:#x} does not exist (never created or destroyed)") from None
+            raise self._missing(handle, destroying=False) from None
 
     def remove(self, handle: int) -> T:
-        obj = self.get(handle)
-        del self._objects[handle]
+        try:
+            obj = self._objects.pop(handle)
+        except KeyError:
+            raise self._missing(handle, destroying=True) from None
+        if checker.enabled:
+            checker.on_destroy(self.kind, handle)
         return obj
+
+    def _missing(self, handle: int, destroying: bool) -> AclError:
+        if checker.enabled and isinstance(handle, int):
+            checker.on_stale_handle(self.kind, handle, destroying)
+        return AclError(self.code, f"{self.kind} {handle:#x} does not exist (never created or destroyed)")
 
     def __contains__(self, handle: int) -> bool:
         return handle in self._objects

@@ -15,6 +15,10 @@ Guarantees:
   address (``tests/runtime/test_memory_pinning.py`` greps the package for ctypes' raw access).
 - A task writes only inside a live allocation, checked when it writes (``task_write_region``), not when it was
   queued: memory freed in between, or freed and allocated again smaller at the same address, fails the task.
+- The overrun rule (``region_within``, for copies and memsets): a range that starts inside a live allocation
+  but runs at most 2 MiB past its end is cut at the end, with one WARNING (under ``openacl check``, a finding
+  instead), as a device does not fault on a small overrun; a range that starts outside every allocation, or runs
+  further, is an error.
 """
 
 from __future__ import annotations
@@ -34,10 +38,14 @@ import numpy as np
 from openacl import atfork
 from openacl.errors import AclCode, AclError
 from openacl.log import get_logger
+from openacl.runtime import checker
 
 log = get_logger("rt")
 
 ALIGNMENT = 64
+# The overrun rule tolerates what a device would not fault on: an overrun that stays within the 2 MiB huge page
+# (the granule a device maps memory in) its allocation ends in. A longer one is an error, as before the rule.
+TOLERATED_OVERRUN = 2 * 1024 * 1024
 MALLOC_POLICIES = range(0, 8)  # HUGE_FIRST .. HUGE1G_ONLY_P2P
 _INVALID = AclCode.ACL_ERROR_INVALID_PARAM
 
@@ -185,10 +193,12 @@ class AddressSpace:
                 for s, r in zip(self._starts, self._regions, strict=True)
                 if not (r.kind is Kind.DEVICE and r.device_id == device_id)
             ]
-            removed = len(self._starts) - len(keep)
+            removed = [r for r in self._regions if r.kind is Kind.DEVICE and r.device_id == device_id]
             self._starts = [s for s, _ in keep]
             self._regions = [r for _, r in keep]
-        return removed
+        if checker.enabled:
+            checker.on_reclaimed(removed)
+        return len(removed)
 
 
 space = AddressSpace()
@@ -216,6 +226,8 @@ def _allocate(size: int, kind: Kind, device_id: int, alignment: int = ALIGNMENT)
     buffer = raw[offset : offset + size]
     region = Region(address_of(buffer), size, kind, buffer, device_id=device_id)
     space.add(region)
+    if checker.enabled:
+        checker.on_alloc(region, f"{kind.value} memory", region.addr, size, device_id)
     return region
 
 
@@ -252,7 +264,7 @@ def malloc(size: int, policy: int, device_id: int, alignment: int = ALIGNMENT) -
 
 
 def free(addr: int) -> None:
-    space.remove_start(addr, Kind.DEVICE)
+    _free(addr, Kind.DEVICE)
 
 
 def malloc_host(size: int) -> int:
@@ -260,7 +272,18 @@ def malloc_host(size: int) -> int:
 
 
 def free_host(addr: int) -> None:
-    space.remove_start(addr, Kind.HOST)
+    _free(addr, Kind.HOST)
+
+
+def _free(addr: int, kind: Kind) -> None:
+    try:
+        region = space.remove_start(addr, kind)
+    except AclError:
+        if checker.enabled:
+            checker.on_bad_free(addr)
+        raise
+    if checker.enabled:
+        checker.on_free(region)
 
 
 def region_for(addr: int, size: int, what: str, *, write: bool = False) -> Region:
@@ -269,10 +292,54 @@ def region_for(addr: int, size: int, what: str, *, write: bool = False) -> Regio
         raise AclError(_INVALID, f"{what}: negative size {size}")
     region = space.find(addr, size)
     if region is None:
+        if checker.enabled:
+            checker.on_bad_access(addr, size, what)
         raise AclError(_INVALID, f"{what} {addr:#x} (+{size} bytes) is not inside any allocation")
     if write and not region.writable:
         raise AclError(_INVALID, f"{what} {addr:#x} is read-only memory")
     return region
+
+
+def note_read(addr: int, size: int, what: str, at: tuple | None = None) -> None:
+    """``openacl check``: the program (or a task it queued at ``at``) reads this range (callers test ``enabled``)."""
+    region = space.find(addr, 1)
+    if region is not None and region.kind is Kind.DEVICE:
+        checker.on_read(region, addr, min(size, region.end - addr), what, at)
+
+
+def note_write(addr: int, size: int) -> None:
+    """``openacl check``: this range of device memory now holds written bytes (callers test ``enabled``)."""
+    region = space.find(addr, 1)
+    if region is not None and region.kind is Kind.DEVICE:
+        checker.on_write(region, addr, min(size, region.end - addr))
+
+
+def region_within(addr: int, size: int, what: str, *, write: bool = False) -> tuple[Region, int]:
+    """The overrun rule: the region ``[addr, addr + size)`` starts in, and how many of its bytes fit there.
+
+    A device rarely faults on a small overrun of an allocation, and programs written against one contain them
+    (Ascend's own VPC sample copies a decoded picture into a smaller buffer). So a range that starts inside a live
+    allocation but runs at most ``TOLERATED_OVERRUN`` bytes past its end is cut at the end, with one WARNING naming
+    it (under ``openacl check``, an overrun finding with both sites instead); a range that starts outside every
+    allocation, or runs further past its end (a device would fault; a negative size, masked), stays an error.
+    """
+    region = space.find(addr, 1) if size > 0 and space.find(addr, size) is None else None
+    if region is not None and addr + size - region.end > TOLERATED_OVERRUN:
+        region = None
+    if region is None:
+        return region_for(addr, size, what, write=write), size  # all inside one allocation, or the error
+    if write and not region.writable:
+        raise AclError(_INVALID, f"{what} {addr:#x} is read-only memory")
+    fit = region.end - addr
+    if checker.enabled:
+        checker.on_overrun(region, region.size, addr, size, fit, what)
+    else:
+        log.warning(
+            "%s %#x (+%d bytes) runs %d bytes past the end of its %d-byte %s allocation at %#x: only the %d bytes "
+            "inside it are used",
+            what, addr, size, size - fit, region.size, region.kind.value, region.addr, fit,
+        )  # fmt: skip
+    return region, fit
 
 
 def check_workspace(addr: int, size: int, need: int, what: str) -> None:
@@ -358,13 +425,17 @@ class _PointerBuffer:
         }
 
 
-def view_array(addr: int, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
-    """A numpy array viewing known memory (no copy); it keeps that memory alive."""
+def view_array(addr: int, shape: tuple[int, ...], dtype: np.dtype, *, by_host: bool = False) -> np.ndarray:
+    """A numpy array viewing known memory (no copy); it keeps that memory alive. ``by_host``: as in
+    ``read_bytes``."""
     if any(dim < 0 for dim in shape):
         raise AclError(_INVALID, f"negative dimension in shape {shape}")
     count = math.prod(shape)  # Python ints: np.prod would wrap a huge shape around to a small size
     nbytes = count * dtype.itemsize
     region = region_for(addr, nbytes, "pointer")
+    if by_host and checker.enabled:
+        checker.on_host_access("ptr_to_numpy", reads=[(addr, nbytes)])
+        note_write(addr, nbytes)  # the program may write through the view: its bytes count as written
     try:
         return _view(region, addr, nbytes).view(dtype).reshape(shape)
     except ValueError as exc:  # a shape numpy cannot make: (0, 2**63), more than 64 dimensions
@@ -428,15 +499,20 @@ def _store(addr: int, data: bytes | np.ndarray, pin: Region) -> None:
         ctypes.memmove(addr, source, size)  # ``data`` is referenced by the caller's frame until this returns
 
 
-def read_bytes(addr: int, size: int, what: str = "pointer") -> bytes:
-    """A copy of ``size`` bytes at ``addr`` (known, live memory, pinned while they are read)."""
+def read_bytes(addr: int, size: int, what: str = "pointer", *, by_host: bool = False) -> bytes:
+    """A copy of ``size`` bytes at ``addr`` (known, live memory, pinned while they are read); ``by_host``: the
+    program reads it (``ptr_to_bytes``), which ``openacl check`` orders against queued tasks."""
     region = region_for(addr, size, what)
+    if by_host and checker.enabled and not checker.on_host_access("ptr_to_bytes", reads=[(addr, size)]):
+        note_read(addr, size, "ptr_to_bytes")
     return _string_at(addr, size, region)
 
 
 def write_bytes(addr: int, data: bytes, what: str) -> None:
     """Write ``data`` at ``addr`` now (a call's write, such as ``set_input_aipp``): checked, then pinned."""
     region = region_for(addr, len(data), what, write=True)
+    if checker.enabled:
+        note_write(addr, len(data))
     _store(addr, data, region)
 
 
@@ -455,11 +531,15 @@ def task_write_region(addr: int, size: int, what: str, pinned: Region | None = N
     if region is None:
         if pinned is not None and not space.holds(pinned):
             detail = f"{pinned.kind.value} memory at {pinned.addr:#x} was freed before the stream reached it"
+            if checker.enabled:
+                checker.on_bad_access(addr, size, what)
         else:
             detail = f"{size} bytes at {addr:#x} do not fit in a live allocation"
         raise AclError(AclCode.ACL_ERROR_RT_DEVICE_MEM_ERROR, f"{what}: {detail}")
     if not region.writable:
         raise AclError(AclCode.ACL_ERROR_RT_DEVICE_MEM_ERROR, f"{what}: {addr:#x} is read-only memory")
+    if checker.enabled and region.kind is Kind.DEVICE:
+        checker.on_write(region, addr, size)
     return region
 
 

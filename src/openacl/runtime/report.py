@@ -27,6 +27,7 @@ from queue import Empty, SimpleQueue
 from openacl import atfork, trace
 from openacl.errors import AclCode, AclError
 from openacl.log import get_logger
+from openacl.runtime import checker
 from openacl.runtime.sched import lock as _lock
 from openacl.runtime.sched import tracing, waitgraph, waiting
 from openacl.runtime.sched.lock import LOCK
@@ -265,6 +266,8 @@ def launch(fn, user_data, block_type: int, stream: Stream) -> None:
             f"stream {stream.id} is not bound to any thread; call subscribe_report first",
         )
     blocking = block_type == ACL_CALLBACK_BLOCK
+    if checker.enabled:
+        fn = checker.ordered_callback(stream, fn)  # code in the callback is ordered after what came before it
     stream.enqueue(Task(TaskKind.CALLBACK, "callback", None, fn, user_data, blocking))  # positional: the hot path
 
 

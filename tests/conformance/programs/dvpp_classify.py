@@ -118,9 +118,12 @@ class Classifier:
         check_ret("acl.rt.malloc", ret)
         self.inputs = self._dataset(self.in_dev, self.in_size)
         self.outputs = acl.mdl.create_dataset()
+        self.extra = []  # device memory of the outputs after the first
         for i in range(acl.mdl.get_num_outputs(self.desc)):
             size = acl.mdl.get_output_size_by_index(self.desc, i)
             ptr = self.out_dev if i == 0 else acl.rt.malloc(size, 0)[0]
+            if i:
+                self.extra.append(ptr)
             _, ret = acl.mdl.add_dataset_buffer(self.outputs, acl.create_data_buffer(ptr, size))
             check_ret("acl.mdl.add_dataset_buffer", ret)
 
@@ -148,6 +151,12 @@ class Classifier:
 
     def destroy(self):
         check_ret("acl.mdl.unload", acl.mdl.unload(self.model_id))
+        for dataset in (self.inputs, self.outputs):
+            for i in range(acl.mdl.get_dataset_num_buffers(dataset)):
+                check_ret("acl.destroy_data_buffer", acl.destroy_data_buffer(acl.mdl.get_dataset_buffer(dataset, i)))
+            check_ret("acl.mdl.destroy_dataset", acl.mdl.destroy_dataset(dataset))
+        for ptr in (self.in_dev, self.out_dev, *self.extra):
+            check_ret("acl.rt.free", acl.rt.free(ptr))
         acl.mdl.destroy_desc(self.desc)
 
 

@@ -83,7 +83,9 @@ def main(model_path, loops):
     check(ret, "acl.mdl.load_from_file")
     desc = acl.mdl.create_desc()
     check(acl.mdl.get_desc(desc, model_id), "acl.mdl.get_desc")
-    inputs = dataset(acl.mdl.get_input_size_by_index(desc, 0))
+    input_size = acl.mdl.get_input_size_by_index(desc, 0)
+    inputs = dataset(input_size)
+    check(acl.rt.memset(inputs[1], input_size, 0, input_size), "acl.rt.memset")  # a blank picture
     outputs = dataset(acl.mdl.get_output_size_by_index(desc, 0))
 
     read_fd, write_fd = os.pipe()

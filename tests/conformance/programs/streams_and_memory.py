@@ -43,6 +43,7 @@ def notify_pipeline():
     check(acl.rt.memcpy_async(staging, len(data), dev_view, len(data), ACL_MEMCPY_DEVICE_TO_DEVICE, producer), "copy")
     check(acl.rt.record_notify(notify, producer), "record_notify")
     check(acl.rt.synchronize_stream(consumer), "synchronize_stream")
+    check(acl.rt.synchronize_stream(producer), "synchronize_stream")  # before destroying it, as the samples do
     result = np.frombuffer(acl.util.ptr_to_bytes(total, len(data)), np.float32)
     print(f"notify pipeline sum {float(result.sum()):.0f}")
 

@@ -150,6 +150,10 @@ class Classifier:
 
     def release(self):
         check_ret("acl.mdl.unload", acl.mdl.unload(self.model_id))
+        for dataset in (self.inputs, self.outputs):
+            for i in range(acl.mdl.get_dataset_num_buffers(dataset)):
+                acl.destroy_data_buffer(acl.mdl.get_dataset_buffer(dataset, i))
+            acl.mdl.destroy_dataset(dataset)
         for ptr in self.buffers:
             acl.rt.free(ptr)
         acl.mdl.destroy_desc(self.desc)

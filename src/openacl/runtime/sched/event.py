@@ -16,6 +16,7 @@ from typing import Protocol
 
 from openacl import trace
 from openacl.errors import AclCode, AclError
+from openacl.runtime import checker
 from openacl.runtime.sched import lock as _lock
 from openacl.runtime.sched import tracing
 from openacl.runtime.sched.task import Task, TaskKind, TaskState
@@ -67,6 +68,8 @@ class Event:
             task.gen = self.recorded_gen
             self._pending.append(task)
             stream.enqueue_locked(task)
+        if checker.enabled:
+            checker.on_record(self, stream)
 
     def reset(self, stream: Stream) -> None:
         task = Task(TaskKind.RESET, "reset_event")
@@ -159,15 +162,21 @@ class Event:
             tracing.synchronize("synchronize_event", begin, event=self.id, gen=targets[0].gen, timed_out=not done)
         if not done:
             raise AclError(AclCode.ACL_ERROR_RT_EVENT_SYNC_TIMEOUT, f"event not complete after {timeout * 1000:g} ms")
+        if checker.enabled:
+            checker.on_event_reached(self)
 
     def query(self) -> int:
         with _lock.locked:
             done = self.completed_gen >= self.recorded_gen
+        if done and checker.enabled:
+            checker.on_event_reached(self)
         return ACL_EVENT_STATUS_COMPLETE if done else ACL_EVENT_STATUS_NOT_READY
 
     def query_status(self) -> int:
         with _lock.locked:
             done = self.recorded_gen > 0 and self.completed_gen >= self.recorded_gen and not self.is_reset
+        if done and checker.enabled:
+            checker.on_event_reached(self)
         return ACL_EVENT_RECORDED_STATUS_COMPLETE if done else ACL_EVENT_RECORDED_STATUS_NOT_READY
 
     def statistics(self) -> dict:

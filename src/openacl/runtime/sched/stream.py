@@ -27,6 +27,7 @@ from typing import Protocol
 from openacl import trace
 from openacl.errors import AclCode, AclError
 from openacl.log import get_logger
+from openacl.runtime import checker
 from openacl.runtime.sched import lock as _lock
 from openacl.runtime.sched import tracing
 from openacl.runtime.sched.lock import LOCK
@@ -478,6 +479,8 @@ class Stream:
                 AclCode.ACL_ERROR_RT_STREAM_SYNC_TIMEOUT,
                 f"stream {self.id} not done after {timeout * 1000:g} ms",
             )
+        if checker.enabled:
+            checker.on_host_ordered(self)
         if self.failure is None:  # set under LOCK before any waiter is released: no lock needed to see it
             return
         with _lock.locked:
@@ -488,6 +491,8 @@ class Stream:
     def query(self) -> int:
         with _lock.locked:
             done = self.done_through_locked() >= self._next_seq - 1
+        if done and checker.enabled:
+            checker.on_host_ordered(self)
         return ACL_STREAM_STATUS_COMPLETE if done else ACL_STREAM_STATUS_NOT_READY
 
     def discard_pending_locked(self, reason: str) -> int:

@@ -1,0 +1,273 @@
+"""``openacl check``'s bookkeeping: each kind found, at the program's own lines; off, nothing is recorded."""
+
+from __future__ import annotations
+
+import ctypes
+import inspect
+import threading
+
+import pytest
+
+import acl
+from openacl.runtime import checker
+
+THIS = __file__
+
+
+def here() -> int:
+    """The caller's line."""
+    return inspect.currentframe().f_back.f_lineno
+
+
+def site_lines(finding: checker.Finding) -> dict[str, int]:
+    """The innermost frame's line of each site, where that frame is this file's."""
+    return {label: frames[0][1] for label, frames in finding.sites if frames and frames[0][0] == THIS}
+
+
+@pytest.fixture
+def checking():
+    checker.reset()
+    checker.take_findings()
+    checker.enable()
+    try:
+        yield
+    finally:
+        checker.enable(False)
+        checker.reset()
+        checker.take_findings()
+
+
+@pytest.fixture
+def ctx():
+    assert acl.rt.set_device(0) == 0
+    context, ret = acl.rt.create_context(0)
+    assert ret == 0
+    return context
+
+
+def only(kind: str) -> checker.Finding:
+    found = [f for f in checker.findings() if f.kind == kind]
+    assert len(found) == 1, checker.findings()
+    return found[0]
+
+
+def test_off_records_nothing(ctx):
+    assert not checker.enabled
+    ptr, _ = acl.rt.malloc(64, 0)
+    stream, _ = acl.rt.create_stream()
+    assert acl.rt.free(ptr) == 0
+    assert acl.rt.free(ptr) != 0
+    assert acl.rt.destroy_stream(stream) == 0
+    checker.report_leaks("test")
+    assert checker.findings() == [] and not checker._live and not checker._freed
+
+
+def test_site_is_the_programs_own_frames(checking):
+    frames = checker.site()
+    assert frames[0][:2] == (THIS, here() - 1)
+    assert not any("/openacl/" in file for file, _, _ in frames)
+
+
+def test_overrun_names_the_access_and_the_allocation(checking, ctx, capsys):
+    small, _ = acl.rt.malloc(48, 0)
+    alloc_line = here() - 1
+    src, _ = acl.rt.malloc_host(64)
+    assert acl.rt.memcpy(small, 64, src, 64, 1) == 0
+    access_line = here() - 1
+    finding = only("overrun")
+    assert site_lines(finding) == {"access": access_line, "allocated": alloc_line}
+    assert (finding.size, finding.address) == (64, small)
+    assert "runs 16 bytes past the end of a 48-byte device memory allocation" in finding.what
+    err = capsys.readouterr().err
+    assert err.count("openacl check: overrun:") == 1 and f"{THIS}:{access_line}" in err
+
+
+def test_use_after_free_names_the_free(checking, ctx):
+    dev, _ = acl.rt.malloc(32, 0)
+    alloc_line = here() - 1
+    host, _ = acl.rt.malloc_host(32)
+    assert acl.rt.free(dev) == 0
+    free_line = here() - 1
+    assert acl.rt.memcpy(host, 32, dev, 32, 2) != 0
+    access_line = here() - 1
+    finding = only("use-after-free")
+    assert site_lines(finding) == {"access": access_line, "freed": free_line, "allocated": alloc_line}
+    assert acl.rt.free_host(host) == 0
+
+
+def test_double_free_of_memory(checking, ctx):
+    dev, _ = acl.rt.malloc(32, 0)
+    alloc_line = here() - 1
+    assert acl.rt.free(dev) == 0
+    free_line = here() - 1
+    assert acl.rt.free(dev) != 0
+    again_line = here() - 1
+    finding = only("double-free")
+    assert site_lines(finding) == {"freed again": again_line, "first freed": free_line, "allocated": alloc_line}
+
+
+def test_handle_destroyed_twice_and_used_after_destroy(checking, ctx):
+    stream, _ = acl.rt.create_stream()
+    create_line = here() - 1
+    assert acl.rt.destroy_stream(stream) == 0
+    destroy_line = here() - 1
+    assert acl.rt.synchronize_stream(stream) != 0
+    use_line = here() - 1
+    assert site_lines(only("use-after-free")) == {"access": use_line, "destroyed": destroy_line, "created": create_line}
+    assert acl.rt.destroy_stream(stream) != 0
+    again_line = here() - 1
+    assert site_lines(only("double-free")) == {"access": again_line, "destroyed": destroy_line, "created": create_line}
+
+
+def test_leaks_at_finalize_are_grouped_by_site_with_counts_and_bytes(checking):
+    assert acl.init() == 0
+    assert acl.rt.set_device(0) == 0
+    for _ in range(3):
+        acl.rt.malloc(100, 0)
+        malloc_line = here() - 1
+    host, _ = acl.rt.malloc_host(10)
+    host_line = here() - 1
+    acl.rt.create_stream()
+    stream_line = here() - 1
+    assert acl.rt.reset_device(0) == 0  # the stream and device memory: leaked, reclaimed here
+    assert acl.finalize() == 0  # the host memory: still alive at finalize
+    leaks = [f for f in checker.findings() if f.kind == "leak"]
+    assert [(f.what, f.count, f.size) for f in leaks] == [
+        ("3 device memory allocations still alive at reset_device(0)", 3, 300),
+        ("1 stream still alive at reset_device(0)", 1, 0),
+        ("1 host memory allocation still alive at acl.finalize", 1, 10),
+    ]
+    assert [site_lines(f) for f in leaks] == [
+        {"allocated": malloc_line},
+        {"created": stream_line},
+        {"allocated": host_line},
+    ]
+    assert leaks[2].address == host
+
+
+def test_no_leak_for_what_the_program_released_nor_for_the_devices_own_objects(checking):
+    assert acl.init() == 0
+    assert acl.rt.set_device(0) == 0
+    context, _ = acl.rt.create_context(0)
+    stream, _ = acl.rt.create_stream()
+    ptr, _ = acl.rt.malloc(64, 0)
+    ctypes.memset(ptr, 0, 64)
+    event, _ = acl.rt.create_event()
+    assert acl.rt.destroy_event(event) == 0
+    assert acl.rt.free(ptr) == 0
+    assert acl.rt.destroy_stream(stream) == 0
+    assert acl.rt.destroy_context(context) == 0
+    assert acl.rt.reset_device(0) == 0
+    assert acl.finalize() == 0
+    checker.report_leaks("exit")
+    assert checker.findings() == []
+
+
+def test_a_finding_repeated_at_the_same_lines_is_printed_once_and_counted(checking, ctx, capsys):
+    small, _ = acl.rt.malloc(8, 0)
+    src, _ = acl.rt.malloc_host(16)
+    for _ in range(5):
+        assert acl.rt.memcpy(small, 16, src, 16, 1) == 0
+    assert only("overrun").count == 5
+    assert capsys.readouterr().err.count("openacl check: overrun:") == 1
+
+
+def test_a_model_left_loaded_leaks_and_one_unloaded_twice_is_a_double_free(checking):
+    from openacl.model.model import DEMO_MODEL
+
+    assert acl.init() == 0
+    assert acl.rt.set_device(0) == 0
+    kept, _ = acl.mdl.load_from_file(str(DEMO_MODEL))
+    kept_line = here() - 1
+    twice, _ = acl.mdl.load_from_file(str(DEMO_MODEL))
+    load_line = here() - 1
+    assert acl.mdl.unload(twice) == 0
+    unload_line = here() - 1
+    assert acl.mdl.unload(twice) != 0
+    again_line = here() - 1
+    assert site_lines(only("double-free")) == {"access": again_line, "destroyed": unload_line, "created": load_line}
+    assert acl.rt.reset_device(0) == 0
+    assert acl.finalize() == 0
+    leak = only("leak")
+    assert leak.what == "1 model still alive at acl.finalize" and site_lines(leak) == {"created": kept_line}
+    assert kept
+
+
+def test_race_a_host_read_of_a_queued_copys_output_before_any_synchronize(checking, ctx, stream):
+    dev, _ = acl.rt.malloc(64, 0)
+    src, _ = acl.rt.malloc_host(64)
+    out, _ = acl.rt.malloc_host(64)
+    assert acl.rt.memcpy_async(dev, 64, src, 64, 1, stream) == 0
+    queued_line = here() - 1
+    assert acl.rt.memcpy(out, 64, dev, 64, 2) == 0
+    access_line = here() - 1
+    race = only("race")
+    assert site_lines(race) == {"access": access_line, "queued": queued_line}
+    assert "memcpy reads memory that memcpy_async queued on stream" in race.what
+    assert acl.rt.memset(src, 64, 0, 64) == 0  # the host writes what the queued copy reads: a race too
+    assert [f.what.split(" ")[1] for f in checker.findings() if f.kind == "race"] == ["reads", "writes"]
+
+
+def test_no_race_once_the_host_is_ordered_after_the_task(checking, ctx, stream):
+    dev, _ = acl.rt.malloc(64, 0)
+    src, _ = acl.rt.malloc_host(64)
+    out, _ = acl.rt.malloc_host(64)
+    assert acl.rt.memcpy_async(dev, 64, src, 64, 1, stream) == 0
+    assert acl.rt.synchronize_stream(stream) == 0
+    assert acl.rt.memcpy(out, 64, dev, 64, 2) == 0
+    event, _ = acl.rt.create_event()
+    assert acl.rt.memcpy_async(dev, 64, src, 64, 1, stream) == 0
+    assert acl.rt.record_event(event, stream) == 0
+    assert acl.rt.synchronize_event(event) == 0
+    assert acl.util.ptr_to_bytes(dev, 64) == acl.util.ptr_to_bytes(src, 64)
+    assert acl.rt.memcpy_async(dev, 64, src, 64, 1, stream) == 0
+    assert acl.rt.destroy_stream(stream) == 0  # waits for its tasks (a misuse, but no race after it)
+    assert acl.rt.memcpy(out, 64, dev, 64, 2) == 0
+    assert acl.rt.destroy_event(event) == 0
+    assert [f.kind for f in checker.findings()] == ["misuse"]
+
+
+def test_uninitialized_only_when_nothing_wrote_any_of_the_range(checking, ctx, stream):
+    dev, _ = acl.rt.malloc(64, 0)
+    alloc_line = here() - 1
+    out, _ = acl.rt.malloc_host(64)
+    assert acl.rt.memcpy(out, 64, dev, 64, 2) == 0
+    read_line = here() - 1
+    finding = only("uninitialized")
+    assert site_lines(finding) == {"access": read_line, "allocated": alloc_line}
+    assert acl.rt.memset(dev, 64, 0, 8) == 0  # partly written: no longer reported
+    assert acl.rt.memcpy(out, 64, dev, 64, 2) == 0
+    other, _ = acl.rt.malloc(64, 0)
+    assert acl.rt.memcpy_async(other, 64, out, 64, 1, stream) == 0
+    assert acl.rt.memcpy_async(out, 64, other, 64, 2, stream) == 0  # runs after the write queued before it
+    assert acl.rt.synchronize_stream(stream) == 0
+    assert acl.util.ptr_to_bytes(other, 64) == acl.util.ptr_to_bytes(out, 64)
+    assert len(checker.findings()) == 1
+
+
+def test_no_race_after_a_query_found_the_event_complete(checking, ctx, stream):
+    dev, _ = acl.rt.malloc(64, 0)
+    src, _ = acl.rt.malloc_host(64)
+    event, _ = acl.rt.create_event()
+    assert acl.rt.memset(src, 64, 7, 64) == 0
+    assert acl.rt.memcpy_async(dev, 64, src, 64, 1, stream) == 0
+    assert acl.rt.record_event(event, stream) == 0
+    while acl.rt.query_event_status(event) != (1, 0):  # ACL_EVENT_RECORDED_STATUS_COMPLETE: the host polls
+        threading.Event().wait(0.001)
+    assert acl.util.ptr_to_bytes(dev, 64) == b"\x07" * 64
+    assert acl.rt.destroy_event(event) == 0
+    assert checker.findings() == []
+
+
+def test_misuse_destroying_a_stream_the_host_never_waited_for(checking, ctx):
+    src, _ = acl.rt.malloc_host(64)
+    dev, _ = acl.rt.malloc(64, 0)
+    for synchronize in (True, False):
+        stream, _ = acl.rt.create_stream()
+        assert acl.rt.memcpy_async(dev, 64, src, 64, 1, stream) == 0
+        queued_line = here() - 1
+        if synchronize:
+            assert acl.rt.synchronize_stream(stream) == 0
+        assert acl.rt.destroy_stream(stream) == 0
+        destroy_line = here() - 1
+    assert site_lines(only("misuse")) == {"access": destroy_line, "queued": queued_line}
