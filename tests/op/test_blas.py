@@ -255,7 +255,10 @@ def test_bad_arguments_return_codes_and_queue_nothing(stream, caplog):
     assert call(a=g.pa + 8) == INVALID  # A's 30 bytes run past its allocation
     assert call(alpha=12345) == INVALID  # not memory openacl knows
     assert call(k=g.k + 1) == INVALID  # B is smaller than [k + 1, n]
-    assert any("transC 1" in r.getMessage() for r in caplog.records)
+    messages = [r.getMessage() for r in caplog.records]
+    assert any("transC 1" in m for m in messages)
+    assert any(m.startswith("acl.blas.gemm_ex: ") and ": A (30 bytes): " in m for m in messages)
+    assert any(m.startswith("acl.blas.gemm_ex: ") and ": alpha (2 bytes): " in m for m in messages)
     assert acl.blas.create_handle_for_gemm_ex(N, N, N, 2, 3, 4, F16, F16, I32, 0) == (0, UNSUPPORTED)
     assert acl.blas.create_handle_for_hgemv(3, 2, 3, 0) == (0, INVALID)
     assert acl.blas.s8gemv(N, 0, 3, g.alpha, g.pa, -1, g.pb, -1, g.beta, g.pc, -1, 0, stream) == INVALID

@@ -34,7 +34,7 @@ def _gemv(trans_a, m, n, alpha, a, lda, x, incx, beta, y, incy, dtypes, compute_
     _blas.check_leading(lda, n, "lda")
     _blas.check_leading(incx, 1, "incx")
     _blas.check_leading(incy, 1, "incy")
-    _blas.run(op, a, x, y, alpha, beta, stream)
+    _blas.run(op, a, x, y, alpha, beta, stream, _blas.GEMV_NAMES)
 
 
 def _gemm(ta, tb, tc, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, dtypes, compute_type, stream) -> None:

@@ -118,12 +118,21 @@ def check_leading(value: int, dense: int, what: str) -> None:
         raise AclError(_INVALID, f"{what} {value}: only -1 or {dense} (dense row-major) is supported")
 
 
-def run(op: Gemm, a: int, b: int, c: int, alpha: int, beta: int, stream: int) -> None:
-    """Queue the GEMM on ``stream`` over the caller's memory; C is read and then overwritten in place."""
+GEMM_NAMES = ("A", "B", "C", "alpha", "beta")
+GEMV_NAMES = ("A", "x", "y", "alpha", "beta")
+
+
+def run(op: Gemm, a: int, b: int, c: int, alpha: int, beta: int, stream: int, names: tuple = GEMM_NAMES) -> None:
+    """Queue the GEMM on ``stream`` over the caller's memory; C is read and then overwritten in place.
+
+    A pointer outside known memory, or too short for its matrix, is refused naming the argument (``names``)."""
     handles: list[int] = []
     try:
-        for addr, size in zip((a, b, c, alpha, beta), op.sizes(), strict=True):
-            handles.append(buffers.create_data_buffer(addr, size))
+        for addr, size, name in zip((a, b, c, alpha, beta), op.sizes(), names, strict=True):
+            try:
+                handles.append(buffers.create_data_buffer(addr, size))
+            except AclError as exc:
+                raise AclError(exc.code, f"{name} ({size} bytes): {exc.detail}", level=exc.level) from None
         in_descs, out_descs = op.descs()
         _execute.execute_descs("GEMM", in_descs, handles, out_descs, [handles[2]], op.attr(), stream)
     finally:
