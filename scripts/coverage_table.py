@@ -80,7 +80,6 @@ REASONS: dict[str, str] = {
     "acl.media.*lut_map*": "LUT operators exist only in pyACL builds with USE_MDL",
     "acl.media.dvpp_vpc_pyr_down_async": "VPC's pyramid down-sampling: not written yet",
     "acl.media.*": "DVPP, JPEG, PNG, VDEC and VENC (acl.media) are the DVPP issue's work",
-    "acl.blas.*": "matrix kernels that run as AI Core operators; not planned (acl.op covers operators)",
     "acl.fv.*": "the feature-vector search engine of a real chip; not planned",
     "acl.himpi.*": "Hi-MPI media interfaces of Ascend 310B chips; acl.media covers the same features",
 }

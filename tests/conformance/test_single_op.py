@@ -14,3 +14,11 @@ def test_single_op_add_sample_runs_unmodified(tmp_path):
     assert "[SingleOp] ArgMaxV2 success" in result.stdout
     assert "argmax of the sum: 10" in result.stdout
     assert "single operator sample passed" in result.stdout
+
+
+def test_blas_gemm_sample_runs_unmodified(tmp_path):
+    result = run("run", str(PROGRAMS / "blas_gemm.py"), str(tmp_path))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "[CBLAS] gemm_ex success" in result.stdout
+    assert "[CBLAS] s8gemm by handle success" in result.stdout
+    assert "cblas sample passed" in result.stdout

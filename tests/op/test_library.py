@@ -254,3 +254,15 @@ def test_a_count_attribute_is_filled_in_and_checked_against_the_dynamic_input(ru
     attrs = {"concat_dim": ("int", 1), "N": ("int", 2)}
     assert runner.ret("ConcatD", [F, G, P], [(F32, (2, 9))], attrs) == AclCode.ACL_ERROR_OP_ATTR_NOT_MATCH
     assert "N is 2 but 3 tensors were given" in acl_log.text
+
+
+@pytest.mark.parametrize(("ab", "c"), [(np.float16, np.float32), (np.int8, np.int32), (np.int8, np.float32)])
+def test_regression_gemm_of_cann_mixed_dtypes_did_not_compile(runner, ab, c):
+    """GEMM multiplied a and b in their own dtype, so fp16 x fp16 -> fp32 and int8 x int8 -> int32, which CANN's
+    GEMM takes, failed ONNX's type check (OP_INPUT_NOT_MATCH): they now multiply in c's dtype."""
+    a, b = (INTS[:, :2].astype(ab), INTS.astype(ab))
+    cc = np.ones((2, 3), c)
+    alpha, beta = np.array([2], c), np.array([3], c)
+    (y,) = runner.run("GEMM", [a, b, cc, alpha, beta], [(c, (2, 3))])
+    expected = 2 * (a.astype(np.int64) @ b.astype(np.int64)) + 3
+    np.testing.assert_array_equal(y, expected.astype(c))

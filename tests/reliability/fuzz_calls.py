@@ -42,7 +42,7 @@ SLOW_CALL_S = 10.0  # a single call taking longer than this is reported (a hang 
 
 def _entry_points() -> dict[str, Callable]:
     found = {}
-    for module in (acl, acl.rt, acl.mdl, acl.op, acl.util, acl.media):
+    for module in (acl, acl.rt, acl.mdl, acl.op, acl.util, acl.media, acl.blas):
         for name in module.__all__:
             fn = getattr(module, name)
             if callable(fn) and hasattr(fn, "acl_name"):

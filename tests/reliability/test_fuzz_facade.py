@@ -734,6 +734,7 @@ class Env:
             **self.plausible_tensor_descs(),
             **self.plausible_gears(),
             **self.plausible_op(),
+            **self.plausible_blas(),
             **self.media.plausible(),
             **self.plausible_mdl_configs(),
             **self.plausible_surface(),
@@ -918,6 +919,26 @@ class Env:
             "acl.op.cast": (self.tdesc, self.op_a, self.tdesc_f16, self.op_half, 0, self.stream),
         }
 
+    def plausible_blas(self) -> dict[str, tuple]:
+        """2x2 GEMMs and GEMVs over one device allocation: A, B/x, C/y, alpha, beta 64 bytes apart."""
+        a, b, c, alpha, beta = (self.dev + offset for offset in (0, 64, 128, 192, 256))
+        # what hgemm/s8gemm take after (ta, tb, tc, m, n, k), and hgemv/s8gemv after (trans, m, n)
+        rest = (alpha, a, -1, b, -1, beta, c, -1, 0, self.stream)
+        return {
+            "acl.blas.gemm_ex": (0, 1, 0, 2, 2, 2, alpha, a, -1, 1, b, -1, 1, beta, c, -1, 0, 0, self.stream),
+            "acl.blas.create_handle_for_gemm_ex": (1, 0, 0, 2, 2, 2, 2, 2, 3, 0),
+            "acl.blas.hgemm": (0, 0, 0, 2, 2, 2, *rest),
+            "acl.blas.create_handle_for_hgemm": (0, 1, 0, 2, 2, 2, 0),
+            "acl.blas.s8gemm": (1, 1, 0, 2, 2, 2, *rest),
+            "acl.blas.create_handle_for_s8gemm": (0, 0, 0, 2, 2, 2, 1),
+            "acl.blas.gemv_ex": (1, 2, 2, alpha, a, -1, 2, b, -1, 2, beta, c, -1, 3, 0, self.stream),
+            "acl.blas.create_handle_for_gemv_ex": (0, 2, 2, 1, 1, 1, 0),
+            "acl.blas.hgemv": (0, 2, 2, *rest),
+            "acl.blas.create_handle_for_hgemv": (1, 2, 2, 0),
+            "acl.blas.s8gemv": (0, 2, 2, *rest),
+            "acl.blas.create_handle_for_s8gemv": (0, 2, 2, 0),
+        }
+
     def usable(self) -> bool:
         """Whether the objects the plausible arguments name are still there (a call may have destroyed them)."""
         return (
@@ -1029,7 +1050,7 @@ def undo(name: str, args: list, result: object) -> None:
         call(acl.mdl.unload, value)
     elif name == "acl.op.create_attr" and value:
         call(acl.op.destroy_attr, value)
-    elif name in ("acl.op.create_handle", "acl.op.create_handle_for_cast") and value:
+    elif (name in ("acl.op.create_handle", "acl.op.create_handle_for_cast") or "blas.create_handle" in name) and value:
         call(acl.op.destroy_handle, value)
     elif name == "acl.util.start_thread" and value:
         call(acl.util.stop_thread, value)

@@ -2,9 +2,9 @@
 
 Top level: ``init``, ``finalize``, ``finalize_reference``, the data-buffer and tensor-desc functions,
 application logging (``app_log``), the platform queries (``get_soc_name``, ``get_version``),
-``get_recent_err_msg`` and the float16 conversions; submodules ``rt``, ``mdl``, ``op``, ``util``, ``media`` and
-``prof``. Every function parses its arguments as pyACL does and maps runtime errors to return codes; all state
-and checks live below the facade (``openacl.runtime``, ``openacl.op``, ``openacl.process``).
+``get_recent_err_msg`` and the float16 conversions; submodules ``rt``, ``mdl``, ``op``, ``util``, ``media``,
+``prof`` and ``blas``. Every function parses its arguments as pyACL does and maps runtime errors to return codes;
+all state and checks live below the facade (``openacl.runtime``, ``openacl.op``, ``openacl.process``).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 from openacl import dtypes as _dtypes
 from openacl import log as _log
 from openacl import process as _process
-from openacl.acl import mdl, media, op, prof, rt, util
+from openacl.acl import blas, mdl, media, op, prof, rt, util
 from openacl.acl._args import BARE, VALUE, VALUES, ArgumentTypeError, ArgumentValueError, api, int_list
 from openacl.dtypes import acl_dtype_size
 from openacl.op import format_trans as _format_trans
@@ -21,10 +21,11 @@ from openacl.runtime import buffers as _buffers
 from openacl.runtime import exceptions as _exceptions
 from openacl.runtime import platform as _platform
 
-SUBMODULES = ("rt", "mdl", "op", "util", "media", "prof")
+SUBMODULES = ("rt", "mdl", "op", "util", "media", "prof", "blas")
 
 __all__ = [
     "app_log",
+    "blas",
     "create_data_buffer",
     "create_tensor_desc",
     "data_type_size",

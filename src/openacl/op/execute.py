@@ -269,10 +269,14 @@ def _snapshot(descs: list[TensorDesc]) -> tuple[TensorDesc, ...]:
     return tuple(TensorDesc(d.dtype, d.dims, d.format, d.name, d.const, d.placement) for d in descs)
 
 
-def create_handle(op_type: str, in_desc_handles: list[int], out_desc_handles: list[int], attr_handle: int) -> int:
-    in_descs, out_descs = _descs(in_desc_handles), _descs(out_desc_handles)
-    compiled = cache.get(op_type, in_descs, out_descs, _attr.get(attr_handle))
+def handle_for(op_type: str, in_descs: list[TensorDesc], out_descs: list[TensorDesc], attr: _attr.OpAttr) -> int:
+    """A new op handle: the operator compiled (or found) for these descs, which it keeps copies of."""
+    compiled = cache.get(op_type, in_descs, out_descs, attr)
     return op_handles.add(OpHandle(compiled, _snapshot(in_descs), _snapshot(out_descs)))
+
+
+def create_handle(op_type: str, in_desc_handles: list[int], out_desc_handles: list[int], attr_handle: int) -> int:
+    return handle_for(op_type, _descs(in_desc_handles), _descs(out_desc_handles), _attr.get(attr_handle))
 
 
 def _cast_attr(truncate: int) -> _attr.OpAttr:
@@ -282,9 +286,7 @@ def _cast_attr(truncate: int) -> _attr.OpAttr:
 
 
 def create_handle_for_cast(src_desc: int, dst_desc: int, truncate: int) -> int:
-    in_descs, out_descs = [_desc.get(src_desc)], [_desc.get(dst_desc)]
-    compiled = cache.get("Cast", in_descs, out_descs, _cast_attr(truncate))
-    return op_handles.add(OpHandle(compiled, _snapshot(in_descs), _snapshot(out_descs)))
+    return handle_for("Cast", [_desc.get(src_desc)], [_desc.get(dst_desc)], _cast_attr(truncate))
 
 
 def destroy_handle(handle: int) -> None:
@@ -296,6 +298,22 @@ def execute_with_handle(handle: int, in_bufs: list[int], out_bufs: list[int], st
     _check_lengths(list(op.in_descs), in_bufs, list(op.out_descs), out_bufs)
     stream = resolve_stream(stream_handle)
     _queue(op.compiled, bind(op.compiled, list(op.in_descs), in_bufs, list(op.out_descs), out_bufs), stream)
+
+
+def execute_descs(
+    op_type: str,
+    in_descs: list[TensorDesc],
+    in_bufs: list[int],
+    out_descs: list[TensorDesc],
+    out_bufs: list[int],
+    attr: _attr.OpAttr,
+    stream_handle: int,
+) -> None:
+    """``execute`` for callers that built the descs and attributes themselves (``acl.blas``)."""
+    _check_lengths(in_descs, in_bufs, out_descs, out_bufs)
+    stream = resolve_stream(stream_handle)
+    compiled = cache.get(op_type, in_descs, out_descs, attr)
+    _queue(compiled, bind(compiled, in_descs, in_bufs, out_descs, out_bufs), stream)
 
 
 def cast(src_desc: int, src_buf: int, dst_desc: int, dst_buf: int, truncate: int, stream_handle: int) -> None:

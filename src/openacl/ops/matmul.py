@@ -34,6 +34,8 @@ def _matmul(first: str, second: str, two_d: bool):
 
 def _gemm(ctx: LowerContext, ins: list, a: dict, outs: list[str]) -> None:
     x1, x2, c, alpha, beta = ins
+    # CANN's mixed forms (fp16 x fp16 -> fp32, int8 x int8 -> int32 or fp32) multiply in c's type.
+    x1, x2 = ctx.cast(x1, ctx.dtype(c)), ctx.cast(x2, ctx.dtype(c))
     left = _swap_last_two(ctx, x1) if a["transpose_a"] else x1
     right = _swap_last_two(ctx, x2) if a["transpose_b"] else x2
     scaled = ctx.emit("Mul", [ctx.emit("MatMul", [left, right])[0], alpha])[0]
