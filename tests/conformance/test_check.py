@@ -159,7 +159,7 @@ def _clean_programs(tmp_path: Path, picture: Path) -> dict[str, tuple[Path, list
     config.write_text(json.dumps({"dump": {"dump_path": str(tmp_path / "dump"), "dump_list": [{"model_name": "net"}]}}))
     detector_model(tmp_path / "yolov3.onnx")
     nhwc_classifier(tmp_path / "classifier.onnx")
-    for folder in ("detect", "classify"):
+    for folder in ("detect", "classify", "blas"):
         (tmp_path / folder).mkdir()
     programs = {
         "examples/stream_callbacks.py": [],
@@ -177,6 +177,7 @@ def _clean_programs(tmp_path: Path, picture: Path) -> dict[str, tuple[Path, list
         "static_aipp_detect.py": [str(tmp_path / "yolov3.om"), str(picture), str(tmp_path / "detect")],
         "nhwc_hw_classify.py": [str(tmp_path / "classifier.om"), str(tmp_path / "classify")],
         "streams_and_memory.py": [],
+        "blas_gemm.py": [str(tmp_path / "blas")],
         "prof_classify.py": [str(net), str(tmp_path / "prof"), "2"],
         "prof_subscribe.py": [str(net), "2"],
         **{f"gepy/{p.name}": [] for p in sorted((PROGRAMS / "gepy").glob("*.py"))},
