@@ -4,8 +4,6 @@ message says which API failed, with what, and GE's error text: the engine's line
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any, NoReturn
 
 from openacl.errors import GeError as EngineError
@@ -38,16 +36,25 @@ def raise_ge_error(api_name: str, status: int | None = None, **context: Any) -> 
     raise _error(api_name, get_ge_error_msg(), context)
 
 
-@contextmanager
-def raising(api_name: str, **context: Any) -> Iterator[None]:
-    """Run one engine call: an engine error becomes the GeError GE-PY raises for ``api_name``, its
-    ``error_message`` the engine's line. GE's error record starts empty and the error consumes it, as GE-PY's
-    ``raise_ge_error`` reads it."""
-    errmsg.clear()
-    try:
-        yield
-    except EngineError as exc:
-        raise from_engine(exc, api_name, **context) from None
+class raising:
+    """``with raising(api_name, **context):`` runs one engine call: an engine error becomes the GeError GE-PY
+    raises for ``api_name``, its ``error_message`` the engine's line. GE's error record starts empty and the error
+    consumes it, as GE-PY's ``raise_ge_error`` reads it. (A class, not a generator context manager: every
+    ``run_graph`` enters one, and contextlib's would be a tenth of a tiny graph's run.)"""
+
+    __slots__ = ("api_name", "context")
+
+    def __init__(self, api_name: str, **context: Any) -> None:
+        self.api_name = api_name
+        self.context = context
+
+    def __enter__(self) -> None:
+        errmsg.clear()
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: Any) -> bool:
+        if isinstance(exc, EngineError):
+            raise from_engine(exc, self.api_name, **self.context) from None
+        return False
 
 
 def from_engine(exc: EngineError, api_name: str, **context: Any) -> GeError:
