@@ -137,6 +137,18 @@ def test_freeing_physical_memory_that_is_mapped_keeps_the_mapping_until_unmapped
     assert acl.rt.unmap_mem(base) == 0
 
 
+def test_regression_free_of_mapped_virtual_memory_returned_success_and_forgot_the_mapping(ctx, acl_log):
+    base = reserve(PAGE)
+    piece = physical(PAGE)
+    assert acl.rt.map_mem(base, PAGE, 0, piece, 0) == 0
+    assert acl.rt.free(base) == INVALID  # only unmap_mem ends a mapping, as in CANN
+    assert "is not the start of a live device allocation" in acl_log.text
+    data = bytes(range(256)) * (PAGE // 256)
+    assert acl.rt.memcpy(base, PAGE, acl.util.bytes_to_ptr(data), PAGE, H2D) == 0  # still mapped, still known
+    assert acl.util.ptr_to_bytes(base, PAGE) == data
+    assert acl.rt.unmap_mem(base) == 0
+
+
 def test_release_needs_the_range_unmapped(ctx):
     base = reserve(2 * PAGE)
     assert acl.rt.map_mem(base + PAGE, PAGE, 0, physical(PAGE), 0) == 0

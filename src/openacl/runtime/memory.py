@@ -71,6 +71,7 @@ class Region:
     writable: bool = True
     device_id: int = -1
     owner: object = field(default=None, repr=False)  # the user's object, for USER regions
+    mapped: bool = False  # virtual memory that map_mem made: only unmap_mem ends it, never a free
 
     @property
     def end(self) -> int:
@@ -132,7 +133,7 @@ class AddressSpace:
             i = bisect.bisect_left(self._starts, addr)
             while i < len(self._starts) and self._starts[i] == addr:
                 region = self._regions[i]
-                if region.kind is kind:
+                if region.kind is kind and not region.mapped:
                     del self._starts[i], self._regions[i]
                     return region
                 i += 1

@@ -265,6 +265,7 @@ def _rebuild_runs_locked(reservation: _Reservation) -> None:
             _memory.Kind.DEVICE,
             tuple(group),
             device_id=group[0].physical.device_id,
+            mapped=True,
         )
         for group in groups
     ]
