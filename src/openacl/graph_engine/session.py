@@ -138,8 +138,12 @@ class Session:
                 f"the graph is not added ({code_name(GeStatus.GE_GRAPH_OPTIONS_INVALID)})",
             )
         with self._lock:
-            if graph_id in self._graphs:
-                log.warning("AddGraph: graph id %d already exists; the first graph is kept", graph_id)
+            exists = graph_id in self._graphs
+        if exists:  # logged without the lock: a logging handler is user code
+            log.warning("AddGraph: graph id %d already exists; the first graph is kept", graph_id)
+            return
+        with self._lock:
+            if graph_id in self._graphs:  # added meanwhile by another thread: the first graph is kept all the same
                 return
             for entry in self._graphs.values():
                 if entry.source() is graph:

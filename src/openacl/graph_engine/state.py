@@ -46,22 +46,28 @@ def ge_initialize(options: Mapping[Any, Any] | None = None) -> None:
     parsed, bad = parse_options(options)
     if bad:
         raise GeError(GeStatus.FAILED, bad)
-    with _ge.lock:
-        if _ge.initialized:
-            if parsed != _ge.options:
-                log.warning("GEInitialize is called more than once; the new options are ignored")
-            return
-        _ge.initialized = True
-        _ge.options = parsed
-    log.info("GEInitialize: %s", parsed)
+    with _ge.lock:  # records are logged after it: a logging handler is user code
+        again = _ge.initialized
+        ignored = again and parsed != _ge.options
+        if not again:
+            _ge.initialized = True
+            _ge.options = parsed
+    if ignored:
+        log.warning("GEInitialize is called more than once; the new options are ignored")
+    if not again:
+        log.info("GEInitialize: %s", parsed)
 
 
 def ge_finalize() -> None:
     """``GEFinalize``: closes every session (queued async runs get FAILED); never fails, also when not
     initialised."""
     with _ge.lock:
-        if not _ge.initialized:
-            log.warning("GEFinalize is called before GEInitialize")
+        before_initialize = not _ge.initialized
+    if before_initialize:  # logged without the lock: a logging handler is user code
+        log.warning("GEFinalize is called before GEInitialize")
+        return
+    with _ge.lock:
+        if not _ge.initialized:  # finalized meanwhile by another thread
             return
         _ge.initialized = False
         _ge.generation += 1

@@ -145,12 +145,14 @@ def set_device(device_id: int) -> None:
 def reset_device(device_id: int, force: bool = False) -> None:
     device = get(device_id)
     with device.lock:
-        if device.refs == 0 and device.engine is None:
-            log.warning("reset_device(%d): the device is not set", device_id)
-            return
-        device.refs = 0 if force else max(device.refs - 1, 0)
-        if device.refs:
-            return
+        unset = device.refs == 0 and device.engine is None
+        if not unset:
+            device.refs = 0 if force else max(device.refs - 1, 0)
+            if device.refs:
+                return
+    if unset:  # logged without the lock: a logging handler is user code
+        log.warning("reset_device(%d): the device is not set", device_id)
+        return
     with checker.reclaiming(f"reset_device({device_id})"):  # what the reset frees for the program leaked
         teardown(device, force)
 
