@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import threading
 import time
 
@@ -264,3 +266,69 @@ def test_regression_a_forked_childs_checkpoint_flush_waited_for_the_parents_comm
         finally:
             release.set()
     assert names(tmp_path) == ["1-0.safetensors", "1-1.safetensors"]
+
+
+@pytest.mark.subprocess
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_regression_a_forked_child_closing_its_summary_writer_stopped_the_parents(tmp_path):
+    """A forked child's inherited tensorboardX writer queued into a pipe that the parent's writer thread reads: the
+    child's ``close`` stopped the parent's thread, whose next events then blocked for ever once its queue was full,
+    and the child's events went into the parent's file. Renewed at fork, the child writes a file of its own."""
+    writer = ge.TensorBoardSummaryWriter(tmp_path, flush_secs=0.1)
+    assert writer(1, {"loss[:Scalar]": F32(0)}) == S.SUCCESS
+
+    def child() -> str:
+        for step in range(3):
+            assert writer(1, {"child[:Scalar]": F32(step)}) == S.SUCCESS
+        writer.close()
+        return "closed"
+
+    assert in_child(child) == "closed"
+    done = threading.Event()
+
+    def parent() -> None:
+        for step in range(40):  # past tensorboardX's queue of 10: blocked for ever when its thread was stopped
+            writer(1, {"loss[:Scalar]": F32(step)})
+        writer.close()
+        done.set()
+
+    threading.Thread(target=parent, daemon=True).start()
+    if not done.wait(60):
+        pytest.fail("the parent's summary writer hangs after its forked child closed the writer it inherited")
+    tags = {}
+    for path in tmp_path.glob("events.out.tfevents.*"):
+        acc = EventAccumulator(str(path), size_guidance={"scalars": 0})
+        acc.Reload()
+        tags[path.name.count(".")] = {tag: len(acc.Scalars(tag)) for tag in acc.Tags()["scalars"]}
+    assert tags == {4: {"loss": 41}, 5: {"child": 3}}  # the child's file name ends with its pid
+
+
+GE_ONLY_FORK = """
+import os, sys
+import numpy as np
+from openacl import ge
+
+writer = ge.TensorBoardSummaryWriter(sys.argv[1])
+writer(1, {"loss[:Scalar]": np.float32(0)})
+pid = os.fork()
+if pid == 0:
+    writer.close()
+    os._exit(0)
+os.waitpid(pid, 0)
+for step in range(40):
+    writer(1, {"loss[:Scalar]": np.float32(step)})
+writer.close()
+print("parent done")
+"""
+
+
+@pytest.mark.subprocess
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_regression_a_ge_only_program_had_no_fork_hook(tmp_path):
+    """``from openacl import ge`` without ``acl`` installed neither the at-fork hook nor the exit hook (only
+    ``acl`` imported the process module), so a GE-only program that forked kept the parent's writer threads."""
+    done = subprocess.run(
+        [sys.executable, "-c", GE_ONLY_FORK, str(tmp_path)], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "parent done"

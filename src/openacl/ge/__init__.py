@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+from openacl import process as _process  # noqa: F401  (the exit and fork hooks: a GE-only program needs them too)
 from openacl.errors import GeStatus
 from openacl.ge._session import Session, ge_finalize, ge_initialize, is_initialized
 from openacl.graph_engine.graph import GE_DOMAIN, Graph, Tensor

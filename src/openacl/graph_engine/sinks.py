@@ -75,10 +75,26 @@ class TensorBoardSummaryWriter:
         if not native_crc32c():
             log.warning("tensorboardX is not using the native crc32c package; writing events will be slow")
         self.logdir = Path(logdir)
+        self.flush_secs = flush_secs
         self.writer = tensorboardX.SummaryWriter(logdir=str(self.logdir), flush_secs=flush_secs)
         self.step = 0
         self._kinds: dict[str, tuple[str, Callable[..., None]]] = {}
         self._lock = atfork.lock()
+        self._parents_writers: list[SummaryWriter] = []
+        atfork.register(self, TensorBoardSummaryWriter._renew_in_child)
+
+    def _renew_in_child(self) -> None:
+        """In a forked child: events go to a new file of the child's own, through a new writer thread.
+
+        The inherited writer's queue is a pipe the *parent's* thread reads, so closing it here would stop the
+        parent's thread (whose next events would then block for ever), and its file is the parent's. It is kept,
+        never used nor closed. The child's file name carries its pid: tensorboardX names files by the second, and a
+        writer opening the parent's name would truncate it.
+        """
+        self._parents_writers.append(self.writer)
+        self.writer = tensorboardX.SummaryWriter(
+            logdir=str(self.logdir), flush_secs=self.flush_secs, filename_suffix=f".{os.getpid()}"
+        )
 
     def __call__(self, graph_id: int, params_list: Mapping[str, np.ndarray]) -> int:
         with self._lock:
