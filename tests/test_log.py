@@ -55,6 +55,14 @@ def test_stdout_lines_use_cann_format(cann_env, capsys):
     assert "acl.rt.process_report: ACL_ERROR_INVALID_PARAM(100000)" in out[0]
 
 
+def test_regression_app_log_lines_were_tagged_as_openacls_own(cann_env, capsys):
+    """What a program writes with ``acl.app_log`` is CANN's APP module; its lines said OPENACL, like ours."""
+    cann_env("1", "1")
+    acl.app_log(3, "the program's own line")
+    (line,) = capsys.readouterr().out.strip().splitlines()
+    assert line.startswith(f"[ERROR] APP({os.getpid()},python):") and '"the program\'s own line"' in line
+
+
 def test_each_returned_error_is_logged_once(acl_log):
     assert acl.rt.free(12345) == 100000
     lines = [r for r in acl_log.records if "acl.rt.free" in r.getMessage()]

@@ -38,6 +38,7 @@ _CANN_NAMES = {
 
 root = logging.getLogger(LOGGER_NAME)
 app = root.getChild("app")  # CANN's APP module: what programs write with acl.app_log
+APP_LOGGER = app.name
 
 # acl.app_log levels (aclLogLevel): 0 debug, 1 info, 2 warning, 3 error. Other values are dropped silently.
 APP_LEVELS = {0: logging.DEBUG, 1: logging.INFO, 2: logging.WARNING, 3: logging.ERROR}
@@ -46,15 +47,20 @@ TRUNCATED = "...[truncated]"
 
 
 class CannFormatter(logging.Formatter):
-    """``[ERROR] OPENACL(pid,python):2026-12-02-12:05:47.123.456 [stream.py:42]140234 message``."""
+    """``[ERROR] OPENACL(pid,python):2026-12-02-12:05:47.123.456 [stream.py:42]140234 message``.
+
+    The module is ``APP`` for what a program writes with ``acl.app_log`` (CANN records it under its APP module),
+    ``OPENACL`` for openacl's own records (CANN's would name ACL, RUNTIME, GE, ...: one name says they are ours).
+    """
 
     def format(self, record: logging.LogRecord) -> str:
         seconds = int(record.created)
         micros = int((record.created - seconds) * 1_000_000)
         stamp = time.strftime("%Y-%m-%d-%H:%M:%S", time.localtime(seconds))
         level = _CANN_NAMES.get(record.levelno, record.levelname)
+        module = "APP" if record.name == APP_LOGGER else "OPENACL"
         line = (
-            f"[{level}] OPENACL({record.process},python):{stamp}.{micros // 1000:03d}.{micros % 1000:03d} "
+            f"[{level}] {module}({record.process},python):{stamp}.{micros // 1000:03d}.{micros % 1000:03d} "
             f"[{record.filename}:{record.lineno}]{record.thread} {record.getMessage()}"
         )
         if record.exc_info:

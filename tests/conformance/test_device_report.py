@@ -51,6 +51,7 @@ def test_device_report_app_logs_reach_stdout_in_cann_format():
     lines = [line for line in result.stdout.splitlines() if "resources ready" in line and line.startswith("[INFO]")]
     (line,) = lines
     assert "app_log:__init__.py:" in line and "[device_report.py:" in line and " init] resources ready" in line
+    assert line.startswith("[INFO] APP(")
 
 
 def test_device_report_app_logs_stay_quiet_at_the_default_level():
