@@ -347,9 +347,7 @@ def get_aipp_type(model_id, index):
 
 @api("Ik", VALUE, failure=None)
 def get_first_aipp_info(model_id, index):
-    model = _model.get(model_id)
-    dtype = model.acl_inputs[index].acl_dtype if 0 <= index < len(model.acl_inputs) else 0
-    return _aipp.first_aipp_info(model, index, dtype)
+    return _aipp.first_aipp_info(_model.get(model_id), index)
 
 
 @api("K", BARE)

@@ -625,7 +625,7 @@ def _config_info(params: AippParams | None) -> dict:
     }  # fmt: skip
 
 
-def first_aipp_info(model, index: int, acl_dtype: int) -> dict:
+def first_aipp_info(model, index: int) -> dict:
     """``get_first_aipp_info``: the configuration the model fixed (a static AIPP's; zeros for a dynamic one),
     and per gear (one entry without gears) the input's dims before AIPP (the source) and after. ``srcFormat``
     and ``srcDatatype`` are the model input's own, before ATC made it take images. No AIPP there: 145015, as
@@ -634,7 +634,6 @@ def first_aipp_info(model, index: int, acl_dtype: int) -> dict:
     item = model.aipp.by_related(index) if model.aipp is not None else None
     if item is None:
         raise AclError(AclCode.ACL_ERROR_GE_AIPP_NOT_EXIST, f"model {model.id} input {index} has no AIPP configuration")
-    del acl_dtype  # the description's dtype is the source's (uint8) for a static AIPP; the model's own is wanted
     info = _config_info(item.static)
     info.update(srcFormat=1 if item.nhwc else 0, srcDatatype=int(acl_from_numpy(item.dtype)), srcDimNum=4)
     info["aippExtend"] = 0
