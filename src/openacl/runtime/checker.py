@@ -277,9 +277,11 @@ def on_overrun(region: object, region_size: int, addr: int, size: int, fit: int,
 # ----- handles -----
 
 
-def on_create(kind: str, handle: int) -> None:
+def on_create(kind: str, handle: int, size: int = 0) -> None:
+    """A handle (or other thing the program must end) made; ``size`` for one that spans addresses from ``handle``
+    (a reserved range, a mapping): its leak counts bytes, and an access after its end is a use after free."""
     with _lock:
-        _live[(kind, handle)] = _Record(kind, handle, 0, site())
+        _live[(kind, handle)] = _Record(kind, handle, size, site())
 
 
 def disown(kind: str, handle: int) -> None:

@@ -159,7 +159,9 @@ def _serve(task: Task, queue: SimpleQueue | None, budget: int) -> bool:
         task, claimed = following, following_claimed
 
 
-def subscribe(thread_id: int, stream: Stream) -> None:
+def subscribe(thread_id: int, stream: Stream, *, tracked: bool = True) -> None:
+    """Bind ``stream`` to ``thread_id``. ``tracked`` False for a subscription the runtime makes for itself (a VDEC
+    or VENC channel's): under check, only the program's own are its to end (``unsubscribe_report``)."""
     with _lock.locked:
         if stream.subscription is not None:
             raise AclError(
@@ -187,6 +189,8 @@ def subscribe(thread_id: int, stream: Stream) -> None:
                 )
         reporter.streams.add(stream)
         stream.subscription = reporter
+    if tracked and checker.enabled:
+        checker.on_create("report subscription", id(stream))  # keyed by the stream: one subscription each
 
 
 def unsubscribe(thread_id: int, stream: Stream, *, reason: str = "unsubscribe_report") -> None:
@@ -207,6 +211,8 @@ def unsubscribe(thread_id: int, stream: Stream, *, reason: str = "unsubscribe_re
         return _detach_checked_locked(reporter, stream, reason)
 
     waiting.wait(prepare, None)
+    if checker.enabled:
+        checker.on_destroy("report subscription", id(stream))
 
 
 def _detach_checked_locked(reporter: ReportThread, stream: Stream, reason: str) -> list[TaskDone]:
@@ -251,6 +257,8 @@ def detach_stream(stream: Stream, reason: str) -> None:
         return _detach_checked_locked(reporter, stream, reason) if reporter is not None else []
 
     waiting.wait(prepare, None)
+    if checker.enabled:  # a subscription ends with its stream (within reset_device: a leak of the program's)
+        checker.on_destroy("report subscription", id(stream))
 
 
 def launch(fn, user_data, block_type: int, stream: Stream) -> None:
