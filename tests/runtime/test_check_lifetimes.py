@@ -353,3 +353,61 @@ def test_each_kind_destroyed_is_clean(env, pair):
     ok(acl.finalize())
     checker.report_leaks("exit")
     assert checker.findings() == []
+
+
+# ----- GE sessions: the program's until close(), GEFinalize, or it lets go of them -----
+
+
+@pytest.fixture
+def checking():
+    checker.reset()
+    checker.take_findings()
+    checker.enable()
+    try:
+        yield
+    finally:
+        checker.enable(False)
+        checker.reset()
+        checker.take_findings()
+
+
+def _ge_session():
+    from openacl import ge
+
+    assert ge.ge_initialize({"ge.exec.deviceId": "0"}) == 0
+    return ge.Session()
+
+
+def _gepy_session():
+    from ge.ge_global import GeApi
+    from ge.session import Session
+
+    assert GeApi().ge_initialize({"ge.exec.deviceId": "0"}) == 0
+    return Session()
+
+
+@pytest.mark.parametrize("make", [_ge_session, _gepy_session], ids=["openacl.ge", "ge-py"])
+def test_a_ge_session_alive_at_exit_without_ge_finalize_leaks(checking, make):
+    session = make()
+    checker.report_leaks("exit")
+    [leak] = checker.findings()
+    assert (leak.kind, leak.what) == ("leak", "1 GE session still alive at exit")
+    [(_, frames)] = leak.sites
+    assert frames[0][0] == THIS and "Session()" in linecache.getline(THIS, frames[0][1])
+    assert session
+
+
+@pytest.mark.parametrize("make", [_ge_session, _gepy_session], ids=["openacl.ge", "ge-py"])
+def test_a_ge_session_ended_by_ge_finalize_or_let_go_is_clean(checking, make):
+    from openacl import ge
+
+    make()  # let go of at once: ended when the garbage collector takes it
+    import gc
+
+    gc.collect()
+    kept = make()
+    assert ge.ge_finalize() == 0
+    closed = _ge_session()
+    assert closed.close() in (0, None)
+    checker.report_leaks("exit")
+    assert checker.findings() == [] and kept

@@ -116,6 +116,7 @@ _serials = itertools.count(1)
 _live: dict[object, _Record] = {}  # key: ("mem", region) by identity, or (table kind, handle)
 _freed: deque[_Record] = deque(maxlen=_FREED_HISTORY)  # newest last; looked up only on error paths
 _findings: dict[tuple, Finding] = {}  # by (kind, what's kind, sites): recorded once, counted
+_let_go: deque[tuple[str, int]] = deque()  # keys of _live the program let go of (``forget``), not yet removed
 _reclaiming = threading.local()
 
 
@@ -288,6 +289,13 @@ def disown(kind: str, handle: int) -> None:
     """A handle the runtime made for itself (a desc a dataset owns): not the program's to destroy."""
     with _lock:
         _live.pop((kind, handle), None)
+
+
+def forget(kind: str, handle: int) -> None:
+    """The program let go of something it need not end itself (a GE session it no longer references). Takes no
+    lock and leaves ``_live`` alone: a garbage collector's finalizer calls it, perhaps while this thread holds
+    our lock or walks ``_live``; the leak report drains the queue first (keys are never reused)."""
+    _let_go.append((kind, handle))  # deque.append is atomic
 
 
 def on_destroy(kind: str, handle: int) -> None:
@@ -524,6 +532,8 @@ def reclaiming(when: str) -> Iterator[None]:
 def report_leaks(when: str, since: int = 0) -> None:
     """Everything the program made (after ``since``) and still holds is leaked (``finalize``, exit)."""
     with _lock:
+        while _let_go:
+            _live.pop(_let_go.popleft(), None)
         leaked = {key: record for key, record in _live.items() if record.serial > since}
         for key in leaked:
             del _live[key]
