@@ -9,6 +9,7 @@ import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -411,3 +412,119 @@ def test_a_ge_session_ended_by_ge_finalize_or_let_go_is_clean(checking, make):
     assert closed.close() in (0, None)
     checker.report_leaks("exit")
     assert checker.findings() == [] and kept
+
+
+# ----- misuse: callbacks on a stream no thread will serve -----
+
+
+def _line_with(text: str) -> int:
+    lines = Path(THIS).read_text().splitlines()
+    return next(i for i, line in enumerate(lines, 1) if text in line)
+
+
+def test_misuse_a_callback_left_on_a_stream_whose_thread_exited_is_found_at_synchronize(checking, stream):
+    thread = threading.Thread(target=lambda: None)
+    thread.start()
+    thread.join()  # the report thread is gone, its subscription is not
+    assert acl.rt.subscribe_report(thread.ident, stream) == 0
+    assert acl.rt.launch_callback(lambda data: None, None, 0, stream) == 0  # launch: no thread will run it
+    assert acl.rt.synchronize_stream(stream) == 0  # sync: finds it
+    [misuse] = [f for f in checker.findings() if f.kind == "misuse"]
+    assert misuse.what.startswith("1 callback(s) launched on stream ") and " never ran: " in misuse.what
+    assert "exited" in misuse.what
+    assert {label: frames[0][1] for label, frames in misuse.sites} == {
+        "access": _line_with("# sync: finds it"),
+        "queued": _line_with("# launch: no thread will run it"),
+    }
+
+
+def test_misuse_callbacks_dropped_by_unsubscribe_report(checking, stream):
+    idle = threading.Event()
+    thread = threading.Thread(target=idle.wait)  # subscribed, never calls process_report
+    thread.start()
+    try:
+        assert acl.rt.subscribe_report(thread.ident, stream) == 0
+        for _ in range(2):
+            assert acl.rt.launch_callback(lambda data: None, None, 0, stream) == 0  # launch: dropped below
+        assert acl.rt.unsubscribe_report(thread.ident, stream) == 0  # unsubscribe: drops them
+    finally:
+        idle.set()
+        thread.join()
+    [misuse] = [f for f in checker.findings() if f.kind == "misuse"]
+    assert misuse.what.startswith("2 callback(s) launched on stream") and "unsubscribe_report came" in misuse.what
+    assert {label: frames[0][1] for label, frames in misuse.sites} == {
+        "access": _line_with("# unsubscribe: drops them"),
+        "queued": _line_with("# launch: dropped below"),
+    }
+
+
+def test_no_misuse_for_callbacks_run_before_unsubscribe_nor_for_a_forced_destroy(checking, ctx):
+    ran = []
+    stop = threading.Event()
+
+    def serve():
+        while not stop.is_set():
+            acl.rt.process_report(20)
+
+    thread = threading.Thread(target=serve)
+    thread.start()
+    try:
+        stream, _ = acl.rt.create_stream()
+        assert acl.rt.subscribe_report(thread.ident, stream) == 0
+        assert acl.rt.launch_callback(ran.append, 1, 0, stream) == 0
+        assert acl.rt.synchronize_stream(stream) == 0
+        assert acl.rt.unsubscribe_report(thread.ident, stream) == 0
+        assert acl.rt.destroy_stream(stream) == 0
+    finally:
+        stop.set()
+        thread.join()
+    idle = threading.Event()
+    thread = threading.Thread(target=idle.wait)
+    thread.start()
+    stream, _ = acl.rt.create_stream()
+    assert acl.rt.subscribe_report(thread.ident, stream) == 0
+    assert acl.rt.launch_callback(ran.append, 2, 0, stream) == 0
+    assert acl.rt.destroy_stream_force(stream) == 0  # the program asked for queued work to be dropped
+    idle.set()
+    thread.join()
+    assert ran == [1]
+    assert [(f.kind, f.what) for f in checker.findings()] == [
+        ("leak", "1 report subscription still alive at destroy_stream_force")  # never unsubscribed: not a misuse
+    ]
+
+
+def test_misuse_a_stream_of_one_device_used_while_another_devices_context_is_current(checking):
+    assert acl.rt.set_device(0) == 0
+    context0, _ = acl.rt.create_context(0)
+    stream0, _ = acl.rt.create_stream()  # created: on device 0
+    dev0, _ = acl.rt.malloc(64, 0)
+    host, _ = acl.rt.malloc_host(64)
+    assert acl.rt.memset(host, 64, 1, 64) == 0
+    assert acl.rt.set_device(1) == 0
+    context1, _ = acl.rt.create_context(1)
+    assert acl.rt.memcpy_async(dev0, 64, host, 64, 1, stream0) == 0  # used: device 1 current
+    assert acl.rt.launch_callback(lambda d: None, None, 0, stream0) == 107003  # CANN's code: not a finding
+    assert acl.rt.set_context(context0) == 0
+    assert acl.rt.synchronize_stream(stream0) == 0  # in its own context: fine
+    [misuse] = checker.findings()
+    assert misuse.kind == "misuse" and "of device 0 used while a context of device 1 is current" in misuse.what
+    assert {label: frames[0][1] for label, frames in misuse.sites} == {
+        "access": _line_with("# used: device 1 current"),
+        "created": _line_with("# created: on device 0"),
+    }
+    for ret in (acl.rt.free(dev0), acl.rt.free_host(host), acl.rt.destroy_stream(stream0)):
+        assert ret == 0
+    assert acl.rt.destroy_context(context1) == 0 and acl.rt.destroy_context(context0) == 0
+
+
+def test_regression_a_ge_session_alive_at_acl_finalize_is_not_a_leak(checking):
+    """GE-PY's add_async sample calls acl.finalize before GEFinalize, its session still referenced: GE outlives
+    pyACL, so the session was reported as leaked at acl.finalize although GEFinalize ended it."""
+    from ge.ge_global import GeApi
+
+    session = _gepy_session()
+    assert acl.init() == 0
+    assert acl.finalize() == 0
+    assert GeApi.ge_finalize() == 0
+    checker.report_leaks("exit")
+    assert checker.findings() == [] and session

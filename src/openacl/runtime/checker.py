@@ -45,6 +45,7 @@ _RUNNER_FILES = ("runpy.py", "threading.py", "<frozen runpy>")
 _RUNNER_DIRS = ("/_pytest/", "/pluggy/")  # a test's frames end at the test function
 _SITE_DEPTH = 6
 _FREED_HISTORY = 4096
+_OUTLIVES_ACL = ("GE session",)  # not pyACL's: alive at acl.finalize is fine, at exit it leaked
 # Leaks are listed memory first, then handles in this order; other kinds follow by name.
 _LEAK_ORDER = (
     "device memory",
@@ -397,7 +398,25 @@ def ordered_callback(stream: object, fn):
         _ordered(handle, up_to)
         return fn(*args)
 
+    callback.launched_at = site()  # type: ignore[attr-defined]  # for ``on_callbacks_dropped``
     return callback
+
+
+def on_callbacks_dropped(stream_id: int, fns: list, why: str) -> None:
+    """Callbacks launched on a stream that no thread will run any more: CANN leaves them undefined (the stream
+    reaches a callback no thread serves); openacl drops them with a warning. Misuse, at the call that found them
+    (a synchronize, an unsubscribe) and the first one's launch."""
+    launched = [fn.launched_at for fn in fns if hasattr(fn, "launched_at")]
+    if launched:
+        _record(
+            Finding(
+                "misuse",
+                f"{len(launched)} callback(s) launched on stream {stream_id} never ran: {why}",
+                0,
+                0,
+                (("access", site()), ("queued", launched[0])),
+            )
+        )
 
 
 def _overlap(ranges: tuple[tuple[int, int], ...], addr: int, size: int) -> bool:
@@ -451,6 +470,24 @@ def on_stream_destroy(stream: object) -> None:
                 (("access", site()), ("queued", queued[0].site)),
             )
         )
+
+
+def on_foreign_stream(handle: int, stream_id: int, device_id: int, current_device_id: int) -> None:
+    """A stream of one device used while a context of another is current: CANN checks a stream against the
+    current context (107003 for the callback calls, which openacl returns too); openacl runs the rest on the
+    stream's own device, a device need not. Misuse, at the call and the stream's creation."""
+    with _lock:
+        record = _live.get(("stream", handle))
+    _record(
+        Finding(
+            "misuse",
+            f"stream {stream_id} of device {device_id} used while a context of device {current_device_id} is "
+            "current: set_context to the stream's context first",
+            0,
+            0,
+            (("access", site()), ("created", record.site if record is not None else ())),
+        )
+    )
 
 
 def _forget_queued_in(addr: int, size: int) -> None:
@@ -529,12 +566,17 @@ def reclaiming(when: str) -> Iterator[None]:
         _report(records, when)
 
 
-def report_leaks(when: str, since: int = 0) -> None:
-    """Everything the program made (after ``since``) and still holds is leaked (``finalize``, exit)."""
+def report_leaks(when: str, since: int = 0, *, process_end: bool = True) -> None:
+    """Everything the program made (after ``since``) and still holds is leaked (``finalize``, exit). At
+    ``acl.finalize`` (``process_end`` False) what outlives pyACL (GE sessions: GEFinalize ends them) is not."""
     with _lock:
         while _let_go:
             _live.pop(_let_go.popleft(), None)
-        leaked = {key: record for key, record in _live.items() if record.serial > since}
+        leaked = {
+            key: record
+            for key, record in _live.items()
+            if record.serial > since and (process_end or record.label not in _OUTLIVES_ACL)
+        }
         for key in leaked:
             del _live[key]
     _report(list(leaked.values()), when)
