@@ -528,3 +528,13 @@ def test_regression_a_ge_session_alive_at_acl_finalize_is_not_a_leak(checking):
     assert GeApi.ge_finalize() == 0
     checker.report_leaks("exit")
     assert checker.findings() == [] and session
+
+
+def test_regression_a_batch_pic_descs_own_members_were_reported_as_leaks(checking):
+    """A batch pic desc makes its member pic descs and destroys them with itself; a leaked batch was reported as
+    the batch plus N pic descs the program never made."""
+    assert acl.init() == 0
+    assert acl.rt.set_device(0) == 0
+    acl.media.dvpp_create_batch_pic_desc(3)
+    assert acl.finalize() == 0
+    assert [f.what for f in checker.findings()] == ["1 dvpp batch pic desc still alive at acl.finalize"]
