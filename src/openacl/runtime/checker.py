@@ -14,8 +14,10 @@ Guarantees:
 - Each finding is recorded once (the same kind at the same sites is counted, not repeated) and printed once to
   stderr when it is recorded, with no lock of ours held while it is printed.
 - A leak is what the program created and never destroyed: reported when ``finalize`` starts (everything still
-  alive), when ``reset_device`` reclaims what it owns, and at exit (``report_leaks``). Objects the runtime makes
-  for itself (a device's primary context and default streams) are not tracked.
+  alive but GE sessions, which outlive pyACL), when a teardown reclaims what the program owned (``reset_device``,
+  ``destroy_stream`` of a subscribed stream, ``acl.prof.finalize`` of a running window: ``reclaiming``), and at
+  exit (``report_leaks``). Objects the runtime makes for itself (a device's primary context and default streams,
+  a video channel's stream) are not tracked.
 """
 
 from __future__ import annotations
