@@ -46,6 +46,7 @@ _PACKAGE_DIR = str(Path(__file__).resolve().parent.parent)  # src/openacl
 _RUNNER_FILES = ("runpy.py", "threading.py", "<frozen runpy>")
 _RUNNER_DIRS = ("/_pytest/", "/pluggy/")  # a test's frames end at the test function
 _SITE_DEPTH = 6
+_RAW_DEPTH = 8  # launch_callback's own frames (3) and the program's innermost
 _FREED_HISTORY = 4096
 _OUTLIVES_ACL = ("GE session",)  # not pyACL's: alive at acl.finalize is fine, at exit it leaked
 # Leaks are listed memory first, then handles in this order; other kinds follow by name.
@@ -138,6 +139,36 @@ def site() -> Site:
         if not (file.startswith(_PACKAGE_DIR) or file.endswith(_RUNNER_FILES) or any(d in file for d in _RUNNER_DIRS)):
             frames.append((file, frame.f_lineno or 0, code.co_name))
         frame = frame.f_back
+    return tuple(frames)
+
+
+def _is_programs(file: str) -> bool:
+    return not (file.startswith(_PACKAGE_DIR) or file.endswith(_RUNNER_FILES) or any(d in file for d in _RUNNER_DIRS))
+
+
+RawSite = tuple[tuple[object, int], ...]  # (code, instruction offset) of the calling frames, innermost first
+
+
+def raw_site() -> RawSite:
+    """``site()`` for a hot path whose site is rarely reported (a callback's launch): the frames' code and offset
+    only, unfiltered (no file name is looked at, no line computed, no frame kept alive); ``site_of`` makes it a
+    site when it is needed."""
+    frames = []
+    frame = sys._getframe(1)
+    for _ in range(_RAW_DEPTH):
+        if frame is None:
+            break
+        frames.append((frame.f_code, frame.f_lasti))
+        frame = frame.f_back
+    return tuple(frames)
+
+
+def site_of(raw: RawSite) -> Site:
+    frames: list[Frame] = []
+    for code, offset in raw:
+        if len(frames) < _SITE_DEPTH and _is_programs(code.co_filename):  # type: ignore[attr-defined]
+            line = next((n for start, end, n in code.co_lines() if start <= offset < end), None)  # type: ignore
+            frames.append((code.co_filename, line or 0, code.co_name))  # type: ignore[attr-defined]
     return tuple(frames)
 
 
@@ -400,7 +431,7 @@ def ordered_callback(stream: object, fn):
         _ordered(handle, up_to)
         return fn(*args)
 
-    callback.launched_at = site()  # type: ignore[attr-defined]  # for ``on_callbacks_dropped``
+    callback.launched_at = raw_site()  # type: ignore[attr-defined]  # for ``on_callbacks_dropped``
     return callback
 
 
@@ -408,7 +439,7 @@ def on_callbacks_dropped(stream_id: int, fns: list, why: str) -> None:
     """Callbacks launched on a stream that no thread will run any more: CANN leaves them undefined (the stream
     reaches a callback no thread serves); openacl drops them with a warning. Misuse, at the call that found them
     (a synchronize, an unsubscribe) and the first one's launch."""
-    launched = [fn.launched_at for fn in fns if hasattr(fn, "launched_at")]
+    launched = [site_of(fn.launched_at) for fn in fns if hasattr(fn, "launched_at")]
     if launched:
         _record(
             Finding(
