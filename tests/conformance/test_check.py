@@ -274,3 +274,22 @@ def test_leak_of_a_report_subscription_names_the_subscribe(tmp_path):
     [finding] = found
     assert (finding["kind"], finding["what"]) == ("leak", "1 report subscription still alive at destroy_stream")
     assert lines(finding, program) == {"created": line_of(program, "acl.rt.subscribe_report(tid, stream)")}
+
+
+def test_a_gepy_session_alive_at_exit_without_ge_finalize_is_a_leak_and_one_let_go_is_not(tmp_path):
+    """Under OPENACL_CHECK=1 in plain Python the exit report comes before the main module's globals are dropped;
+    `openacl check` drops the program's objects first (as Python ends them), so a session let go is not reported."""
+    script = tmp_path / "app.py"
+    script.write_text(
+        "import openacl\nopenacl.install()\nfrom ge.ge_global import GeApi\nfrom ge.session import Session\n"
+        "GeApi().ge_initialize({'ge.exec.deviceId': '0'})\nsession = Session()\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENACL_", "ASCEND_"))}
+    result = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=120, env={**env, "OPENACL_CHECK": "1"}
+    )
+    assert result.returncode == 0, result.stderr
+    assert "openacl check: leak: 1 GE session still alive at exit" in result.stderr
+    assert f"created at {script}:6 in <module>" in result.stderr
+    result, found = check(tmp_path, script)
+    assert (result.returncode, found) == (0, []), result.stderr

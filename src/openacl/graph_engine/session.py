@@ -103,7 +103,9 @@ class Session:
         elif checker.enabled:
             # The program's until close(), GEFinalize, or it lets go of the session (Python's way of ending one).
             checker.on_create("GE session", self.session_id)
-            weakref.finalize(self, checker.forget, "GE session", self.session_id)
+            # Not at exit (atexit=False): weakref's own exit hook runs before the leak report and would forget
+            # every session still alive then.
+            weakref.finalize(self, checker.forget, "GE session", self.session_id).atexit = False
         merged = {**(global_options or {}), **self.options}
         mode = merged.get(RUN_MODE_OPTION, "0")
         try:
