@@ -82,7 +82,7 @@ def finalize() -> None:
         if _ref_count == 0:
             raise AclError(AclCode.ACL_ERROR_REPEAT_FINALIZE, "acl.finalize without a matching acl.init")
         if checker.enabled:
-            checker.report_leaks("acl.finalize")  # before the teardown frees them on the program's behalf
+            checker.report_leaks("acl.finalize", process_end=False)  # before teardown frees them for the program
         device.teardown_all()
         profiled.finish()
         dump.reset()

@@ -236,3 +236,60 @@ def test_misuse_destroy_of_a_stream_the_host_never_synchronized(tmp_path):
         "access": line_of(program, "# BUG"),
         "queued": line_of(program, "ret = acl.rt.memcpy_async(dev"),
     }
+
+
+def test_misuse_a_callback_no_thread_will_run_is_found_at_synchronize(tmp_path):
+    program = BUGGY / "callback_thread_stopped.py"
+    result, found = check(tmp_path, program)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "batches done: [0, 1]" in result.stdout  # the last batch's callback never ran
+    [finding] = found
+    assert finding["kind"] == "misuse"
+    assert "1 callback(s) launched on stream" in finding["what"] and "exited without running them" in finding["what"]
+    loop = line_of(program, "# BUG")
+    assert lines(finding, program) == {
+        "access": line_of(program, "acl.rt.synchronize_stream(stream)", after=loop),
+        "queued": line_of(program, "ret = acl.rt.launch_callback(", after=loop),
+    }
+
+
+def test_misuse_a_stream_used_while_another_devices_context_is_current(tmp_path):
+    program = BUGGY / "stream_of_other_device.py"
+    result, found = check(tmp_path, program)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "round trip equal: True" in result.stdout
+    [finding] = found
+    assert finding["kind"] == "misuse"
+    assert "stream 2 of device 0 used while a context of device 1 is current" in finding["what"]
+    assert lines(finding, program) == {
+        "access": line_of(program, "ret = acl.rt.memcpy_async(first.buffer"),
+        "created": line_of(program, "self.stream, ret = acl.rt.create_stream()"),
+    }
+
+
+def test_leak_of_a_report_subscription_names_the_subscribe(tmp_path):
+    program = BUGGY / "leak_report_subscription.py"
+    result, found = check(tmp_path, program)
+    assert result.returncode == 1, result.stdout + result.stderr
+    [finding] = found
+    assert (finding["kind"], finding["what"]) == ("leak", "1 report subscription still alive at destroy_stream")
+    assert lines(finding, program) == {"created": line_of(program, "acl.rt.subscribe_report(tid, stream)")}
+
+
+def test_a_gepy_session_alive_at_exit_without_ge_finalize_is_a_leak_and_one_let_go_is_not(tmp_path):
+    """Under OPENACL_CHECK=1 in plain Python the exit report comes before the main module's globals are dropped;
+    `openacl check` drops the program's objects first (as Python ends them), so a session let go is not reported."""
+    script = tmp_path / "app.py"
+    script.write_text(
+        "import openacl\nopenacl.install()\nfrom ge.ge_global import GeApi\nfrom ge.session import Session\n"
+        "GeApi().ge_initialize({'ge.exec.deviceId': '0'})\nsession = Session()\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENACL_", "ASCEND_"))}
+    result = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=120, env={**env, "OPENACL_CHECK": "1"}
+    )
+    assert result.returncode == 0, result.stderr
+    assert "openacl check: leak: 1 GE session still alive at exit" in result.stderr
+    assert f"created at {script}:6 in <module>" in result.stderr
+    result, found = check(tmp_path, script)
+    assert (result.returncode, found) == (0, []), result.stderr

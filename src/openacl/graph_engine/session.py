@@ -38,6 +38,7 @@ from openacl.graph_engine._executable import Executable, InputSpec, check_inputs
 from openacl.graph_engine.graph import Graph
 from openacl.graph_engine.worker import AsyncWorker
 from openacl.log import get_logger
+from openacl.runtime import checker
 from openacl.runtime import device as rt_device
 from openacl.runtime.sched.task import work_task
 
@@ -99,6 +100,12 @@ class Session:
         self._generation, global_options = state.join(self)
         if global_options is None:
             self._dead = "the session was created before GEInitialize"
+        elif checker.enabled:
+            # The program's until close(), GEFinalize, or it lets go of the session (Python's way of ending one).
+            checker.on_create("GE session", self.session_id)
+            # Not at exit (atexit=False): weakref's own exit hook runs before the leak report and would forget
+            # every session still alive then.
+            weakref.finalize(self, checker.forget, "GE session", self.session_id).atexit = False
         merged = {**(global_options or {}), **self.options}
         mode = merged.get(RUN_MODE_OPTION, "0")
         try:
@@ -398,6 +405,8 @@ class Session:
             self._graphs, self._getvar_cache, self._variables, self._callbacks, self._allocators = {}, {}, {}, {}, {}
         del held
         state.leave(self)
+        if checker.enabled:
+            checker.on_destroy("GE session", self.session_id)
         if worker is not None:
             worker.stop()
 

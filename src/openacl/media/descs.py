@@ -24,6 +24,7 @@ from openacl import atfork
 from openacl.errors import AclCode, AclError
 from openacl.media import chip as _chip
 from openacl.media.formats import ChannelMode
+from openacl.runtime import checker
 from openacl.runtime.fields import Field, Fields, only
 from openacl.runtime.handles import HandleTable
 
@@ -189,6 +190,8 @@ def create_channel(handle: int) -> None:
         if desc.created:
             raise AclError(_INVALID, f"channel of desc {handle:#x} already exists")
         desc.created = True
+    if checker.enabled:
+        checker.on_create("dvpp channel", handle)  # by its desc: one channel each
 
 
 def destroy_channel(handle: int) -> None:
@@ -197,6 +200,8 @@ def destroy_channel(handle: int) -> None:
         if not desc.created:
             raise AclError(_INVALID, f"channel of desc {handle:#x} was never created or is destroyed")
         desc.created = False
+    if checker.enabled:
+        checker.on_destroy("dvpp channel", handle)
 
 
 def channel(handle: int, mode: ChannelMode) -> ChannelDesc:
@@ -229,7 +234,7 @@ def create_batch_pic_desc(batch_size: int) -> int:
     with _lifetime:
         batch = BatchPicDesc([])
         handle = batch_pic_descs.add(batch)
-        batch.members = [pic_descs.add(PicDesc(batch=handle)) for _ in range(batch_size)]
+        batch.members = [pic_descs.add(PicDesc(batch=handle), tracked=False) for _ in range(batch_size)]  # its own
     return handle
 
 

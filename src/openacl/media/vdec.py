@@ -56,6 +56,7 @@ from openacl.media import frames as _frames
 from openacl.media.formats import NV12_NV21, PixelFormat, StreamFormat, align_up
 from openacl.media.video_channel import CallbackChannel, Pending, check_entype, log
 from openacl.media.video_channel import destroy_channel_desc as destroy_channel_desc_in
+from openacl.runtime import checker
 from openacl.runtime import memory as _memory
 from openacl.runtime.fields import Field, Fields, only
 from openacl.runtime.handles import HandleTable
@@ -373,6 +374,8 @@ def create_channel(handle: int) -> None:
         ):
             raise AclError(_INVALID, f"vdec channel id {desc.channel_id} is in use by another channel")
         desc.channel = VdecChannel(desc)
+    if checker.enabled:
+        checker.on_create("vdec channel", handle)  # by its desc: one channel each
 
 
 def _live_channel(handle: int) -> VdecChannel:
@@ -402,6 +405,8 @@ def destroy_channel(handle: int) -> None:
         with _lifetime:
             channel.desc.channel = None
             channel.desc.callback = None  # pyACL drops the stored callable with the channel
+        if checker.enabled:
+            checker.on_destroy("vdec channel", handle)
 
 
 def _frame_config(handle: int) -> None:

@@ -53,6 +53,7 @@ from openacl.media import frames as _frames
 from openacl.media.formats import NV12_NV21, PixelFormat, StreamFormat, align_up
 from openacl.media.video_channel import CallbackChannel, Pending, check_entype, log
 from openacl.media.video_channel import destroy_channel_desc as destroy_channel_desc_in
+from openacl.runtime import checker
 from openacl.runtime import memory as _memory
 from openacl.runtime.fields import Field, Fields, only
 from openacl.runtime.handles import HandleTable
@@ -327,6 +328,8 @@ def create_channel(handle: int) -> None:
             desc.channel = VencChannel(desc)
         except (av.FFmpegError, ValueError, OverflowError) as exc:
             raise AclError(_INVALID, f"venc encoder does not open with these settings: {exc}") from None
+    if checker.enabled:
+        checker.on_create("venc channel", handle)  # by its desc: one channel each
 
 
 def _check_settings(desc: VencChannelDesc) -> None:
@@ -368,6 +371,8 @@ def destroy_channel(handle: int) -> None:
         with _lifetime:
             channel.desc.channel = None
             channel.desc.callback = None  # pyACL drops the stored callable with the channel
+        if checker.enabled:
+            checker.on_destroy("venc channel", handle)
 
 
 def _read_picture(desc: VencChannelDesc, pic: _descs.PicDesc) -> av.VideoFrame:

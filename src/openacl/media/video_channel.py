@@ -36,6 +36,7 @@ from openacl import atfork
 from openacl.errors import AclCode, AclError
 from openacl.log import get_logger
 from openacl.media.formats import StreamFormat
+from openacl.runtime import checker
 from openacl.runtime import device as _device
 from openacl.runtime import report as _report
 from openacl.runtime.fields import only
@@ -83,9 +84,11 @@ class CallbackChannel:
 
     def __init__(self, thread_id: int) -> None:
         handle = _device.create_stream()
+        if checker.enabled:
+            checker.disown("stream", handle)  # the channel's: it ends with the channel
         self.stream = _device.streams.get(handle)
         try:
-            _report.subscribe(thread_id, self.stream)
+            _report.subscribe(thread_id, self.stream, tracked=False)
         except AclError:
             _device.destroy_stream_object(self.stream, True, f"{self.kind}_create_channel")
             raise

@@ -14,8 +14,10 @@ Guarantees:
 - Each finding is recorded once (the same kind at the same sites is counted, not repeated) and printed once to
   stderr when it is recorded, with no lock of ours held while it is printed.
 - A leak is what the program created and never destroyed: reported when ``finalize`` starts (everything still
-  alive), when ``reset_device`` reclaims what it owns, and at exit (``report_leaks``). Objects the runtime makes
-  for itself (a device's primary context and default streams) are not tracked.
+  alive but GE sessions, which outlive pyACL), when a teardown reclaims what the program owned (``reset_device``,
+  ``destroy_stream`` of a subscribed stream, ``acl.prof.finalize`` of a running window: ``reclaiming``), and at
+  exit (``report_leaks``). Objects the runtime makes for itself (a device's primary context and default streams,
+  a video channel's stream) are not tracked.
 """
 
 from __future__ import annotations
@@ -44,7 +46,9 @@ _PACKAGE_DIR = str(Path(__file__).resolve().parent.parent)  # src/openacl
 _RUNNER_FILES = ("runpy.py", "threading.py", "<frozen runpy>")
 _RUNNER_DIRS = ("/_pytest/", "/pluggy/")  # a test's frames end at the test function
 _SITE_DEPTH = 6
+_RAW_DEPTH = 8  # launch_callback's own frames (3) and the program's innermost
 _FREED_HISTORY = 4096
+_OUTLIVES_ACL = ("GE session",)  # not pyACL's: alive at acl.finalize is fine, at exit it leaked
 # Leaks are listed memory first, then handles in this order; other kinds follow by name.
 _LEAK_ORDER = (
     "device memory",
@@ -116,6 +120,7 @@ _serials = itertools.count(1)
 _live: dict[object, _Record] = {}  # key: ("mem", region) by identity, or (table kind, handle)
 _freed: deque[_Record] = deque(maxlen=_FREED_HISTORY)  # newest last; looked up only on error paths
 _findings: dict[tuple, Finding] = {}  # by (kind, what's kind, sites): recorded once, counted
+_let_go: deque[tuple[str, int]] = deque()  # keys of _live the program let go of (``forget``), not yet removed
 _reclaiming = threading.local()
 
 
@@ -134,6 +139,36 @@ def site() -> Site:
         if not (file.startswith(_PACKAGE_DIR) or file.endswith(_RUNNER_FILES) or any(d in file for d in _RUNNER_DIRS)):
             frames.append((file, frame.f_lineno or 0, code.co_name))
         frame = frame.f_back
+    return tuple(frames)
+
+
+def _is_programs(file: str) -> bool:
+    return not (file.startswith(_PACKAGE_DIR) or file.endswith(_RUNNER_FILES) or any(d in file for d in _RUNNER_DIRS))
+
+
+RawSite = tuple[tuple[object, int], ...]  # (code, instruction offset) of the calling frames, innermost first
+
+
+def raw_site() -> RawSite:
+    """``site()`` for a hot path whose site is rarely reported (a callback's launch): the frames' code and offset
+    only, unfiltered (no file name is looked at, no line computed, no frame kept alive); ``site_of`` makes it a
+    site when it is needed."""
+    frames = []
+    frame = sys._getframe(1)
+    for _ in range(_RAW_DEPTH):
+        if frame is None:
+            break
+        frames.append((frame.f_code, frame.f_lasti))
+        frame = frame.f_back
+    return tuple(frames)
+
+
+def site_of(raw: RawSite) -> Site:
+    frames: list[Frame] = []
+    for code, offset in raw:
+        if len(frames) < _SITE_DEPTH and _is_programs(code.co_filename):  # type: ignore[attr-defined]
+            line = next((n for start, end, n in code.co_lines() if start <= offset < end), None)  # type: ignore
+            frames.append((code.co_filename, line or 0, code.co_name))  # type: ignore[attr-defined]
     return tuple(frames)
 
 
@@ -277,15 +312,24 @@ def on_overrun(region: object, region_size: int, addr: int, size: int, fit: int,
 # ----- handles -----
 
 
-def on_create(kind: str, handle: int) -> None:
+def on_create(kind: str, handle: int, size: int = 0) -> None:
+    """A handle (or other thing the program must end) made; ``size`` for one that spans addresses from ``handle``
+    (a reserved range, a mapping): its leak counts bytes, and an access after its end is a use after free."""
     with _lock:
-        _live[(kind, handle)] = _Record(kind, handle, 0, site())
+        _live[(kind, handle)] = _Record(kind, handle, size, site())
 
 
 def disown(kind: str, handle: int) -> None:
     """A handle the runtime made for itself (a desc a dataset owns): not the program's to destroy."""
     with _lock:
         _live.pop((kind, handle), None)
+
+
+def forget(kind: str, handle: int) -> None:
+    """The program let go of something it need not end itself (a GE session it no longer references). Takes no
+    lock and leaves ``_live`` alone: a garbage collector's finalizer calls it, perhaps while this thread holds
+    our lock or walks ``_live``; the leak report drains the queue first (keys are never reused)."""
+    _let_go.append((kind, handle))  # deque.append is atomic
 
 
 def on_destroy(kind: str, handle: int) -> None:
@@ -387,7 +431,25 @@ def ordered_callback(stream: object, fn):
         _ordered(handle, up_to)
         return fn(*args)
 
+    callback.launched_at = raw_site()  # type: ignore[attr-defined]  # for ``on_callbacks_dropped``
     return callback
+
+
+def on_callbacks_dropped(stream_id: int, fns: list, why: str) -> None:
+    """Callbacks launched on a stream that no thread will run any more: CANN leaves them undefined (the stream
+    reaches a callback no thread serves); openacl drops them with a warning. Misuse, at the call that found them
+    (a synchronize, an unsubscribe) and the first one's launch."""
+    launched = [site_of(fn.launched_at) for fn in fns if hasattr(fn, "launched_at")]
+    if launched:
+        _record(
+            Finding(
+                "misuse",
+                f"{len(launched)} callback(s) launched on stream {stream_id} never ran: {why}",
+                0,
+                0,
+                (("access", site()), ("queued", launched[0])),
+            )
+        )
 
 
 def _overlap(ranges: tuple[tuple[int, int], ...], addr: int, size: int) -> bool:
@@ -441,6 +503,24 @@ def on_stream_destroy(stream: object) -> None:
                 (("access", site()), ("queued", queued[0].site)),
             )
         )
+
+
+def on_foreign_stream(handle: int, stream_id: int, device_id: int, current_device_id: int) -> None:
+    """A stream of one device used while a context of another is current: CANN checks a stream against the
+    current context (107003 for the callback calls, which openacl returns too); openacl runs the rest on the
+    stream's own device, a device need not. Misuse, at the call and the stream's creation."""
+    with _lock:
+        record = _live.get(("stream", handle))
+    _record(
+        Finding(
+            "misuse",
+            f"stream {stream_id} of device {device_id} used while a context of device {current_device_id} is "
+            "current: set_context to the stream's context first",
+            0,
+            0,
+            (("access", site()), ("created", record.site if record is not None else ())),
+        )
+    )
 
 
 def _forget_queued_in(addr: int, size: int) -> None:
@@ -519,10 +599,17 @@ def reclaiming(when: str) -> Iterator[None]:
         _report(records, when)
 
 
-def report_leaks(when: str, since: int = 0) -> None:
-    """Everything the program made (after ``since``) and still holds is leaked (``finalize``, exit)."""
+def report_leaks(when: str, since: int = 0, *, process_end: bool = True) -> None:
+    """Everything the program made (after ``since``) and still holds is leaked (``finalize``, exit). At
+    ``acl.finalize`` (``process_end`` False) what outlives pyACL (GE sessions: GEFinalize ends them) is not."""
     with _lock:
-        leaked = {key: record for key, record in _live.items() if record.serial > since}
+        while _let_go:
+            _live.pop(_let_go.popleft(), None)
+        leaked = {
+            key: record
+            for key, record in _live.items()
+            if record.serial > since and (process_end or record.label not in _OUTLIVES_ACL)
+        }
         for key in leaked:
             del _live[key]
     _report(list(leaked.values()), when)

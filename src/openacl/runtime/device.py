@@ -259,7 +259,12 @@ def resolve(handle: int) -> Stream:
         if ctx is None:
             raise AclError(AclCode.ACL_ERROR_RT_CONTEXT_NULL, "stream 0 needs a current context (set_device first)")
         return ctx.default_stream
-    return streams.get(handle)
+    stream = streams.get(handle)
+    if checker.enabled:
+        ctx = _context.current()
+        if ctx is not None and ctx.device.id != stream.device_id:
+            checker.on_foreign_stream(handle, stream.id, stream.device_id, ctx.device.id)
+    return stream
 
 
 def resolve_in_context(handle: int) -> Stream:

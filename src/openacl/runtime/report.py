@@ -159,7 +159,9 @@ def _serve(task: Task, queue: SimpleQueue | None, budget: int) -> bool:
         task, claimed = following, following_claimed
 
 
-def subscribe(thread_id: int, stream: Stream) -> None:
+def subscribe(thread_id: int, stream: Stream, *, tracked: bool = True) -> None:
+    """Bind ``stream`` to ``thread_id``. ``tracked`` False for a subscription the runtime makes for itself (a VDEC
+    or VENC channel's): under check, only the program's own are its to end (``unsubscribe_report``)."""
     with _lock.locked:
         if stream.subscription is not None:
             raise AclError(
@@ -187,6 +189,8 @@ def subscribe(thread_id: int, stream: Stream) -> None:
                 )
         reporter.streams.add(stream)
         stream.subscription = reporter
+    if tracked and checker.enabled:
+        checker.on_create("report subscription", id(stream))  # keyed by the stream: one subscription each
 
 
 def unsubscribe(thread_id: int, stream: Stream, *, reason: str = "unsubscribe_report") -> None:
@@ -204,12 +208,18 @@ def unsubscribe(thread_id: int, stream: Stream, *, reason: str = "unsubscribe_re
                 AclCode.ACL_ERROR_RT_THREAD_SUBSCRIBE,
                 f"stream {stream.id} is subscribed by thread {reporter.thread_id}, not {thread_id}",
             )
-        return _detach_checked_locked(reporter, stream, reason)
+        return _detach_checked_locked(reporter, stream, reason, _UNSUBSCRIBED if reason == "unsubscribe_report" else "")
 
     waiting.wait(prepare, None)
+    if checker.enabled:
+        checker.on_destroy("report subscription", id(stream))
 
 
-def _detach_checked_locked(reporter: ReportThread, stream: Stream, reason: str) -> list[TaskDone]:
+_UNSUBSCRIBED = "unsubscribe_report came before they ran, so no thread will (synchronize the stream first)"
+_EXITED = "the thread subscribed to the stream exited without running them"
+
+
+def _detach_checked_locked(reporter: ReportThread, stream: Stream, reason: str, misuse: str = "") -> list[TaskDone]:
     """Refuse (200001) first if waiting for the stream's running callbacks would close a circle; then detach.
     Returns what to wait for: the running callbacks, except the ones this thread is running."""
     mine = set(map(id, waitgraph.callbacks_running_here()))
@@ -220,13 +230,18 @@ def _detach_checked_locked(reporter: ReportThread, stream: Stream, reason: str) 
     ]
     for target in targets:
         waitgraph.refuse_locked(target)
-    _detach_locked(reporter, stream, reason)
+    _detach_locked(reporter, stream, reason, misuse)
     return targets
 
 
-def _detach_locked(reporter: ReportThread, stream: Stream, reason: str) -> None:
+def _detach_locked(reporter: ReportThread, stream: Stream, reason: str, misuse: str = "") -> None:
+    """``misuse``: why dropping the stream's pending callbacks is the program's bug (check reports it), or ""."""
     stream.subscription = None
     reporter.streams.discard(stream)
+    if misuse and checker.enabled:
+        fns = [task.fn for task in stream.pending_callback_tasks_locked()]
+        if fns:  # reported after LOCK, on this thread: its stack still holds the program's call
+            _lock.defer(checker.on_callbacks_dropped, stream.id, fns, misuse)
     dropped, _running = stream.drop_callbacks_locked()
     if dropped:
         _lock.log_locked(
@@ -251,6 +266,9 @@ def detach_stream(stream: Stream, reason: str) -> None:
         return _detach_checked_locked(reporter, stream, reason) if reporter is not None else []
 
     waiting.wait(prepare, None)
+    if checker.enabled:  # the program's to end first (unsubscribe_report): one ended with its stream leaked
+        with checker.reclaiming(reason):
+            checker.on_destroy("report subscription", id(stream))
 
 
 def launch(fn, user_data, block_type: int, stream: Stream) -> None:
@@ -325,8 +343,12 @@ def reap_exited_threads() -> None:
         with _lock.locked:
             if _threads.get(reporter.thread_id) is not reporter:
                 continue
-            for stream in list(reporter.streams):
-                _detach_locked(reporter, stream, f"report thread {reporter.thread_id} has exited")
+            streams = list(reporter.streams)
+            for stream in streams:
+                _detach_locked(reporter, stream, f"report thread {reporter.thread_id} has exited", _EXITED)
+        if checker.enabled:  # ended here, for the program (the misuse is the callbacks it left)
+            for stream in streams:
+                checker.on_destroy("report subscription", id(stream))
 
 
 waiting.IDLE_HOOKS.append(reap_exited_threads)

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 
 from openacl import atfork
 from openacl.errors import AclCode, AclError
+from openacl.runtime import checker
 from openacl.runtime import device as _device
 from openacl.runtime import memory as _memory
 
@@ -174,6 +175,8 @@ def reserve(size: int, alignment: int, expect_ptr: int, flags: int) -> int:
     reservation = _Reservation(size, max(alignment, PAGE), expect_ptr)
     with _lock:
         _reservations[reservation.addr] = reservation
+    if checker.enabled:
+        checker.on_create("virtual address range", reservation.addr, size)
     return reservation.addr
 
 
@@ -185,6 +188,8 @@ def release(addr: int) -> None:
         if _runs.get(addr):
             raise AclError(_INVALID, f"the range at {addr:#x} still has mappings: unmap them first")
         del _reservations[addr]
+    if checker.enabled:
+        checker.on_destroy("virtual address range", addr)
 
 
 def malloc_physical(size: int, location_type: int, device_id: int, flags: int) -> int:
@@ -198,6 +203,8 @@ def malloc_physical(size: int, location_type: int, device_id: int, flags: int) -
     with _lock:
         handle = _memory_handle()
         _physicals[handle] = physical
+    if checker.enabled:
+        checker.on_create("physical memory", handle)  # a handle, not an address: no extent
     return handle
 
 
@@ -210,6 +217,8 @@ def free_physical(handle: int) -> None:
     with _lock:
         if _physicals.pop(handle, None) is None:
             raise AclError(_INVALID, f"physical memory {handle:#x} does not exist (never made or freed)")
+    if checker.enabled:
+        checker.on_destroy("physical memory", handle)
 
 
 def map_mem(addr: int, size: int, offset: int, handle: int, flags: int) -> None:
@@ -235,6 +244,8 @@ def map_mem(addr: int, size: int, offset: int, handle: int, flags: int) -> None:
         # The range is reserved, unmapped and unused: no other thread can reach it while it is mapped here.
         _mappings[addr] = _Mapping(addr, size, offset, physical, reservation)
         _rebuild_runs_locked(reservation)
+    if checker.enabled:
+        checker.on_create("memory mapping", addr, size)
 
 
 def _overlap_locked(reservation: _Reservation, addr: int, size: int) -> str:
@@ -284,6 +295,8 @@ def unmap_mem(addr: int) -> None:
             _rebuild_runs_locked(mapping.reservation)
     if mapping is None:
         raise AclError(_INVALID, f"{addr:#x} is not the start of a mapping")
+    if checker.enabled:
+        checker.on_destroy("memory mapping", addr)
 
 
 # ----- sharing physical memory between processes -----
@@ -343,6 +356,8 @@ def import_shareable(shareable: int, device_id: int) -> int:
     with _lock:
         handle = _memory_handle()
         _physicals[handle] = physical
+    if checker.enabled:
+        checker.on_create("physical memory", handle)  # a handle, not an address: no extent
     return handle
 
 

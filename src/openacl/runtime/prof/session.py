@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from openacl import atfork, trace
 from openacl.errors import AclCode, AclError
 from openacl.log import get_logger
+from openacl.runtime import checker
 from openacl.runtime import device as _device
 from openacl.runtime.handles import HandleTable
 from openacl.runtime.prof import opdesc, summary
@@ -128,6 +129,8 @@ def init(result_path: str) -> None:
         if _result_path is not None:
             raise AclError(AclCode.ACL_ERROR_REPEAT_INITIALIZE, "acl.prof.init was already called")
         _result_path = path
+    if checker.enabled:
+        checker.on_create("profiling session", 0)  # one a process: acl.prof.finalize ends it
 
 
 def keeps_model_bytes() -> bool:
@@ -148,10 +151,13 @@ def finalize() -> list[str]:
     with _lock:
         _require_init_locked("acl.prof.finalize")
         running = list(_windows)
-    written = [stop(handle) for handle in running]
+    with checker.reclaiming("acl.prof.finalize"):  # a window the program never stopped (acl.prof.stop) leaked
+        written = [stop(handle) for handle in running]
     with _lock:
         _result_path = None
         _settings.clear()
+    if checker.enabled:
+        checker.on_destroy("profiling session", 0)
     return written
 
 
@@ -189,6 +195,8 @@ def start(handle: int) -> None:
         recorder = trace.start() if owns else trace.recorder
         _windows[handle] = _Window(config, time.time_ns(), trace.now_ns(), recorder, owns)
         _update_active_locked()
+    if checker.enabled:
+        checker.on_create("profiling run", handle)
 
 
 def stop(handle: int) -> str:
@@ -204,6 +212,8 @@ def stop(handle: int) -> str:
         sharing = [w for w in _windows.values() if w.recorder is window.recorder]
         if sharing and window.owns_recorder:  # the recorder stops with the last window that uses it
             sharing[0].owns_recorder, window.owns_recorder = True, False
+    if checker.enabled:
+        checker.on_destroy("profiling run", handle)
     rec = window.recorder
     if rec is not None:
         window.tasks.extend(_stream_tasks(rec, window))
@@ -301,6 +311,8 @@ def subscribe(model_id: int, handle: int) -> None:
             raise AclError(AclCode.ACL_ERROR_PROF_REPEAT_SUBSCRIBE, f"model {model_id} is already subscribed")
         _subscriptions[model_id] = _Subscription(end, config.time_info, time.time_ns())
         _update_active_locked()
+    if checker.enabled:
+        checker.on_create("profiling subscription", model_id)
 
 
 def unsubscribe(model_id: int) -> None:
@@ -310,6 +322,8 @@ def unsubscribe(model_id: int) -> None:
         _update_active_locked()
     if sub is None:
         raise AclError(_INVALID, f"model {model_id} is not subscribed")
+    if checker.enabled:
+        checker.on_destroy("profiling subscription", model_id)
     writer.send(sub.end, b"", close_after=True)
 
 

@@ -405,12 +405,16 @@ class Stream:
 
     def pending_callbacks_locked(self) -> int:
         """Callbacks queued or posted that have not started."""
-        queued = sum(1 for t in self._tasks if t.kind is TaskKind.CALLBACK)
-        posted = sum(1 for t in self._in_flight if t.state is TaskState.POSTED)
+        return len(self.pending_callback_tasks_locked())
+
+    def pending_callback_tasks_locked(self) -> list[Task]:
+        """The callbacks queued or posted that have not started, in stream order."""
+        pending = [t for t in self._in_flight if t.state is TaskState.POSTED]
         busy = self._busy
         if busy is not None and busy.kind is TaskKind.CALLBACK and busy.state is TaskState.POSTED:
-            posted += 1
-        return queued + posted
+            pending.append(busy)
+        pending.extend(t for t in self._tasks if t.kind is TaskKind.CALLBACK)
+        return pending
 
     # ----- views (LOCK held): for the wait graph and the waiting targets -----
 
