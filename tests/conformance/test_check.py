@@ -177,6 +177,7 @@ def _clean_programs(tmp_path: Path, picture: Path) -> dict[str, tuple[Path, list
         "static_aipp_detect.py": [str(tmp_path / "yolov3.om"), str(picture), str(tmp_path / "detect")],
         "nhwc_hw_classify.py": [str(tmp_path / "classifier.om"), str(tmp_path / "classify")],
         "streams_and_memory.py": [],
+        "streams_with_events.py": [],
         "blas_gemm.py": [str(tmp_path / "blas")],
         "prof_classify.py": [str(net), str(tmp_path / "prof"), "2"],
         "prof_subscribe.py": [str(net), "2"],
@@ -236,3 +237,22 @@ def test_misuse_destroy_of_a_stream_the_host_never_synchronized(tmp_path):
         "access": line_of(program, "# BUG"),
         "queued": line_of(program, "ret = acl.rt.memcpy_async(dev"),
     }
+
+
+def test_race_between_two_streams_names_both_copies(tmp_path):
+    program = BUGGY / "race_two_streams.py"
+    result, found = check(tmp_path, program)
+    assert result.returncode == 1, result.stdout + result.stderr
+    [finding] = found
+    assert finding["kind"] == "race" and finding["size"] == 4096
+    assert "memcpy_async queued on stream" in finding["what"] and "reads memory that memcpy_async" in finding["what"]
+    assert lines(finding, program) == {
+        "access": line_of(program, "# BUG"),
+        "queued": line_of(program, "ret = acl.rt.memcpy_async(dev_in"),
+    }
+
+
+def test_two_streams_ordered_by_events_run_clean(tmp_path):
+    result, found = check(tmp_path, PROGRAMS / "streams_with_events.py")
+    assert (result.returncode, found) == (0, []), result.stderr
+    assert "pipeline passed" in result.stdout

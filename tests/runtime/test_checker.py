@@ -271,3 +271,77 @@ def test_misuse_destroying_a_stream_the_host_never_waited_for(checking, ctx):
         assert acl.rt.destroy_stream(stream) == 0
         destroy_line = here() - 1
     assert site_lines(only("misuse")) == {"access": destroy_line, "queued": queued_line}
+
+
+def two_streams() -> tuple[int, int]:
+    return acl.rt.create_stream()[0], acl.rt.create_stream()[0]
+
+
+def test_race_between_two_streams_names_both_enqueues_even_when_they_ran_in_order(checking, ctx):
+    first, second = two_streams()
+    dev, _ = acl.rt.malloc(64, 0)
+    out, _ = acl.rt.malloc_host(64)
+    assert acl.rt.memset_async(dev, 64, 5, 64, first) == 0
+    written_line = here() - 1
+    while ctypes.string_at(dev, 64) != b"\x05" * 64:  # the write is done, but nothing the checker sees orders it
+        threading.Event().wait(0.001)
+    assert acl.rt.memcpy_async(out, 64, dev, 64, 2, second) == 0
+    read_line = here() - 1
+    race = only("race")
+    assert site_lines(race) == {"access": read_line, "queued": written_line}
+    assert "memcpy_async queued on stream" in race.what and "reads memory that memset_async queued on" in race.what
+    assert (race.size, race.address) == (64, dev)
+    for s in (first, second):
+        assert acl.rt.synchronize_stream(s) == 0
+        assert acl.rt.destroy_stream(s) == 0
+
+
+def test_two_streams_ordered_by_an_event_or_the_host_do_not_race(checking, ctx):
+    first, second = two_streams()
+    dev, _ = acl.rt.malloc(64, 0)
+    out, _ = acl.rt.malloc_host(64)
+    event, _ = acl.rt.create_event()
+    assert acl.rt.memset_async(dev, 64, 1, 64, first) == 0
+    assert acl.rt.record_event(event, first) == 0
+    assert acl.rt.stream_wait_event(second, event) == 0
+    assert acl.rt.memcpy_async(out, 64, dev, 64, 2, second) == 0  # after the write: the event orders them
+    assert acl.rt.synchronize_stream(second) == 0
+    assert acl.util.ptr_to_bytes(dev, 64) == b"\x01" * 64  # the host is ordered after the first stream through it
+    assert acl.rt.memset_async(dev, 64, 2, 64, first) == 0
+    assert acl.rt.synchronize_stream(first) == 0  # the host orders the first stream's write before what follows
+    assert acl.rt.memcpy_async(out, 64, dev, 64, 2, second) == 0
+    other, _ = acl.rt.malloc_host(64)
+    assert acl.rt.memcpy_async(other, 64, dev, 64, 2, first) == 0  # two streams reading the same bytes: fine
+    for s in (first, second):
+        assert acl.rt.synchronize_stream(s) == 0
+        assert acl.rt.destroy_stream(s) == 0
+    assert acl.rt.destroy_event(event) == 0
+    assert checker.findings() == []
+    assert not checker._queued and not checker._host_clock  # destroyed streams leave no trace in the clocks
+
+
+def test_an_event_recorded_before_the_write_does_not_order_it(checking, ctx):
+    first, second = two_streams()
+    dev, _ = acl.rt.malloc(64, 0)
+    event, _ = acl.rt.create_event()
+    assert acl.rt.record_event(event, first) == 0
+    assert acl.rt.memset_async(dev, 64, 1, 64, first) == 0
+    written_line = here() - 1
+    assert acl.rt.stream_wait_event(second, event) == 0
+    assert acl.rt.memset_async(dev, 64, 2, 64, second) == 0
+    again_line = here() - 1
+    race = only("race")
+    assert site_lines(race) == {"access": again_line, "queued": written_line}
+    assert "writes memory that memset_async queued on stream" in race.what
+    assert " writes, with nothing ordering" in race.what
+
+
+def test_unordered_tasks_remembered_per_stream_are_capped(checking, ctx, stream, monkeypatch):
+    monkeypatch.setattr(checker, "_QUEUED_CAP", 8)
+    dev, _ = acl.rt.malloc(64, 0)
+    for _ in range(20):
+        assert acl.rt.memset_async(dev, 64, 0, 64, stream) == 0
+    assert [q.epoch for q in checker._queued[stream]] == list(range(13, 21))
+    assert acl.rt.synchronize_stream(stream) == 0
+    assert not checker._queued
+
