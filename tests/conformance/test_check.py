@@ -256,3 +256,29 @@ def test_two_streams_ordered_by_events_run_clean(tmp_path):
     result, found = check(tmp_path, PROGRAMS / "streams_with_events.py")
     assert (result.returncode, found) == (0, []), result.stderr
     assert "pipeline passed" in result.stdout
+
+
+def test_race_of_a_vpc_output_read_before_synchronize(tmp_path):
+    program = BUGGY / "race_vpc_output_before_sync.py"
+    result, found = check(tmp_path, program)
+    assert result.returncode == 1, result.stdout + result.stderr
+    [finding] = found
+    assert finding["kind"] == "race"
+    assert "memcpy reads memory that dvpp resize queued on stream" in finding["what"]
+    assert lines(finding, program) == {
+        "access": line_of(program, "# BUG"),
+        "queued": line_of(program, "acl.media.dvpp_vpc_resize_async(channel"),
+    }
+
+
+def test_uninitialized_operator_input_names_the_execute_and_the_allocation(tmp_path):
+    program = BUGGY / "uninitialized_op_input.py"
+    result, found = check(tmp_path, program)
+    assert result.returncode == 1, result.stdout + result.stderr
+    [finding] = found
+    assert finding["kind"] == "uninitialized"
+    assert finding["what"] == "operator Add input 1 reads device memory that nothing wrote"
+    assert lines(finding, program) == {
+        "access": line_of(program, "# BUG"),
+        "allocated": line_of(program, "x2_dev, ret = acl.rt.malloc"),
+    }

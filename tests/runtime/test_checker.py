@@ -10,6 +10,8 @@ import pytest
 
 import acl
 from openacl.runtime import checker
+from tests.media.helpers import nv12_pic
+from tests.media.test_venc import Encoder
 
 THIS = __file__
 
@@ -345,3 +347,66 @@ def test_unordered_tasks_remembered_per_stream_are_capped(checking, ctx, stream,
     assert acl.rt.synchronize_stream(stream) == 0
     assert not checker._queued
 
+
+def test_an_operators_inputs_and_outputs_are_its_task_ranges(checking, ctx, stream):
+    desc = acl.create_tensor_desc(0, [4], 2)  # float32 [4], ND
+    a, _ = acl.rt.malloc(16, 0)
+    b, _ = acl.rt.malloc(16, 0)
+    b_line = here() - 1
+    y, _ = acl.rt.malloc(16, 0)
+    assert acl.rt.memset(a, 16, 0, 16) == 0
+    ins = [acl.create_data_buffer(a, 16), acl.create_data_buffer(b, 16)]
+    outs = [acl.create_data_buffer(y, 16)]
+    attr = acl.op.create_attr()
+    assert acl.op.execute_v2("Add", [desc, desc], ins, [desc], outs, attr, stream) == 0
+    execute_line = here() - 1
+    unset = only("uninitialized")
+    assert unset.what == "operator Add input 1 reads device memory that nothing wrote"
+    assert site_lines(unset) == {"access": execute_line, "allocated": b_line}
+    out, _ = acl.rt.malloc_host(16)
+    assert acl.rt.memcpy(out, 16, y, 16, 2) == 0  # before any synchronize: the operator's output
+    read_line = here() - 1
+    race = only("race")
+    assert "memcpy reads memory that operator Add queued on stream" in race.what
+    assert site_lines(race) == {"access": read_line, "queued": execute_line}
+    assert acl.rt.synchronize_stream(stream) == 0
+
+
+def test_a_dvpp_tasks_output_read_before_synchronize_races(checking, ctx, stream):
+    channel = acl.media.dvpp_create_channel_desc()
+    assert acl.media.dvpp_create_channel(channel) == 0
+    src, _ = nv12_pic(64, 32, fill=None)
+    src_data = acl.media.dvpp_get_pic_desc_data(src)
+    assert acl.rt.memset(src_data, 64 * 32 * 3 // 2, 128, 64 * 32 * 3 // 2) == 0
+    dst, dst_data = nv12_pic(32, 16)
+    cfg = acl.media.dvpp_create_resize_config()
+    assert acl.media.dvpp_vpc_resize_async(channel, src, dst, cfg, stream) == 0
+    resize_line = here() - 1
+    assert acl.rt.memset(src_data, 64, 0, 64) == 0  # the host writes the input the resize will still read
+    write_line = here() - 1
+    out, _ = acl.rt.malloc_host(32 * 16)
+    assert acl.rt.memcpy(out, 32 * 16, dst_data, 32 * 16, 2) == 0
+    read_line = here() - 1
+    writes, reads = [f for f in checker.findings() if f.kind == "race"]
+    assert "memset writes memory that dvpp resize queued on stream" in writes.what
+    assert site_lines(writes) == {"access": write_line, "queued": resize_line}
+    assert "memcpy reads memory that dvpp resize queued on stream" in reads.what
+    assert site_lines(reads) == {"access": read_line, "queued": resize_line}
+    assert acl.rt.synchronize_stream(stream) == 0
+    assert acl.media.dvpp_destroy_channel(channel) == 0
+
+
+def test_venc_reads_its_input_at_the_send_a_queued_upload_races_it(checking, ctx, stream):
+    encoder = Encoder(ctx, 2, 160, 128)
+    size = 160 * 128 * 3 // 2
+    frame, _ = acl.rt.malloc_host(size)
+    assert acl.rt.memset(frame, size, 16, size) == 0
+    assert acl.rt.memcpy_async(encoder.input, size, frame, size, 1, stream) == 0
+    upload_line = here() - 1
+    assert acl.media.venc_send_frame(encoder.desc, encoder.pic, 0, encoder.config, None) == 0
+    send_line = here() - 1
+    race = only("race")
+    assert "venc_send_frame input reads memory that memcpy_async queued on stream" in race.what
+    assert site_lines(race) == {"access": send_line, "queued": upload_line}
+    assert acl.rt.synchronize_stream(stream) == 0
+    assert encoder.close() == 0

@@ -56,6 +56,7 @@ from openacl.media import frames as _frames
 from openacl.media.formats import NV12_NV21, PixelFormat, StreamFormat, align_up
 from openacl.media.video_channel import CallbackChannel, Pending, check_entype, log
 from openacl.media.video_channel import destroy_channel_desc as destroy_channel_desc_in
+from openacl.runtime import checker
 from openacl.runtime import memory as _memory
 from openacl.runtime.fields import Field, Fields, only
 from openacl.runtime.handles import HandleTable
@@ -442,6 +443,8 @@ def send_frame(
     if stream_desc.size == 0:
         raise AclError(_INVALID, "vdec_send_frame of an empty frame without eos")
     data = _memory.read_bytes(stream_desc.data, stream_desc.size)  # the copy: the caller may reuse its buffer
+    if checker.enabled:
+        _memory.host_read(stream_desc.data, stream_desc.size, "vdec_send_frame input")
     record = Pending(callback, input_handle, 0 if skipped else output_handle, user_data)
     if not skipped:
         if not output_handle:

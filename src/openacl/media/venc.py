@@ -53,6 +53,7 @@ from openacl.media import frames as _frames
 from openacl.media.formats import NV12_NV21, PixelFormat, StreamFormat, align_up
 from openacl.media.video_channel import CallbackChannel, Pending, check_entype, log
 from openacl.media.video_channel import destroy_channel_desc as destroy_channel_desc_in
+from openacl.runtime import checker
 from openacl.runtime import memory as _memory
 from openacl.runtime.fields import Field, Fields, only
 from openacl.runtime.handles import HandleTable
@@ -390,6 +391,8 @@ def _read_picture(desc: VencChannelDesc, pic: _descs.PicDesc) -> av.VideoFrame:
             f"{need} bytes, the desc has {pic.size}",
         )
     data = _memory.read_bytes(pic.data, need)  # the copy: the caller may reuse or free its buffer
+    if checker.enabled:
+        _memory.host_read(pic.data, need, "venc_send_frame input")
     uv_first = desc.pic_format == PixelFormat.YUV_SEMIPLANAR_420
     return _frames.read_semiplanar(data, uv_first, width, height, width_stride, height_stride)
 

@@ -34,8 +34,8 @@ from openacl.op import attr as _attr
 from openacl.op import tensor_desc as _desc
 from openacl.op.compiled import CompiledOp, cache, infer
 from openacl.op.tensor_desc import ACL_MEMTYPE_DEVICE, TensorDesc
+from openacl.runtime import checker, memory
 from openacl.runtime import device as _device
-from openacl.runtime import memory
 from openacl.runtime.buffers import data_buffers
 from openacl.runtime.handles import HandleTable
 from openacl.runtime.sched.stream import Stream
@@ -102,6 +102,7 @@ class Bound:
     keep: tuple[object, ...]
     targets: tuple[Target, ...]
     direct: tuple[int | None, ...]  # per output: the address onnxruntime writes to, or None (copied after)
+    reads: tuple[tuple[int, int], ...] = ()  # (address, size) of each input the operator reads
 
 
 def _check_memory(addr: int, size: int, desc: TensorDesc, what: Callable[[], str], *, write: bool) -> memory.Region:
@@ -169,7 +170,8 @@ def bind(
     for desc, result in zip(out_descs, compiled.results, strict=True):
         if not desc.is_static:
             desc.dims = result.shape  # CANN rewrites an output desc of dynamic shape with the real one
-    return Bound(tuple(addrs), tuple(keep), tuple(targets), tuple(direct))
+    reads = tuple((low, high - low) for low, high in spans)
+    return Bound(tuple(addrs), tuple(keep), tuple(targets), tuple(direct), reads)
 
 
 def _copy_out(op_type: str, copies: list[np.ndarray | None], targets: tuple[Target, ...]) -> None:
@@ -192,7 +194,15 @@ def _check_direct(op_type: str, bound: Bound) -> tuple[memory.Region, ...]:
 
 
 def _queue(compiled: CompiledOp, bound: Bound, stream: Stream) -> None:
+    what = f"operator {compiled.op_type}"
+    at = checker.site() if checker.enabled else None
+    if checker.enabled:
+        checker.on_task(stream, what, list(bound.reads), [(target.addr, target.need) for target in bound.targets])
+
     def work() -> None:
+        if checker.enabled:
+            for index, (addr, size) in enumerate(bound.reads):
+                memory.note_read(addr, size, f"{what} input {index}", at)
         pins = _check_direct(compiled.op_type, bound)
         _copy_out(compiled.op_type, compiled.run_into(bound.inputs, bound.direct), bound.targets)
         del pins  # held until onnxruntime wrote in place

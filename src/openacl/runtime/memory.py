@@ -504,9 +504,16 @@ def read_bytes(addr: int, size: int, what: str = "pointer", *, by_host: bool = F
     """A copy of ``size`` bytes at ``addr`` (known, live memory, pinned while they are read); ``by_host``: the
     program reads it (``ptr_to_bytes``), which ``openacl check`` orders against queued tasks."""
     region = region_for(addr, size, what)
-    if by_host and checker.enabled and not checker.on_host_access("ptr_to_bytes", reads=[(addr, size)]):
-        note_read(addr, size, "ptr_to_bytes")
+    if by_host and checker.enabled:
+        host_read(addr, size, "ptr_to_bytes")
     return _string_at(addr, size, region)
+
+
+def host_read(addr: int, size: int, what: str) -> None:
+    """``openacl check``: a call of the program reads this range now (callers test ``enabled``): a race if a queued
+    task will still write it, else uninitialized if nothing wrote any of it."""
+    if not checker.on_host_access(what, reads=[(addr, size)]):
+        note_read(addr, size, what)
 
 
 def write_bytes(addr: int, data: bytes, what: str) -> None:
