@@ -282,3 +282,16 @@ def test_uninitialized_operator_input_names_the_execute_and_the_allocation(tmp_p
         "access": line_of(program, "# BUG"),
         "allocated": line_of(program, "x2_dev, ret = acl.rt.malloc"),
     }
+
+
+def test_overrun_of_a_decode_output_names_the_decode_and_the_allocation(tmp_path, picture):
+    program = BUGGY / "overrun_jpegd_output.py"
+    result, found = check(tmp_path, program, str(picture))
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "failed ret=100000" in result.stdout  # refused as without check: a task's range must fit
+    [finding] = found
+    assert finding["kind"] == "overrun" and finding["what"].startswith("output picture runs ")
+    assert lines(finding, program) == {
+        "access": line_of(program, "# BUG"),
+        "allocated": line_of(program, "out_dev, ret = acl.media.dvpp_malloc"),
+    }

@@ -410,3 +410,40 @@ def test_venc_reads_its_input_at_the_send_a_queued_upload_races_it(checking, ctx
     assert site_lines(race) == {"access": send_line, "queued": upload_line}
     assert acl.rt.synchronize_stream(stream) == 0
     assert encoder.close() == 0
+
+
+def test_a_data_buffer_past_its_allocation_is_an_overrun_under_check(checking, ctx):
+    y, _ = acl.rt.malloc(24, 0)
+    alloc_line = here() - 1
+    assert acl.create_data_buffer(y, 32) == 0  # the call fails as without check (an operator would write 32)
+    create_line = here() - 1
+    finding = only("overrun")
+    assert (finding.size, finding.address) == (32, y)
+    assert "runs 8 bytes past the end of a 24-byte device memory allocation" in finding.what
+    assert site_lines(finding) == {"access": create_line, "allocated": alloc_line}
+
+
+def test_a_range_past_its_allocation_without_check_is_the_error_it_was(ctx):
+    assert not checker.enabled
+    y, _ = acl.rt.malloc(24, 0)
+    assert acl.create_data_buffer(y, 32) == 0
+    assert checker.findings() == []
+
+
+def test_a_vpc_output_past_its_dvpp_allocation_is_an_overrun_under_check(checking, ctx, stream):
+    channel = acl.media.dvpp_create_channel_desc()
+    assert acl.media.dvpp_create_channel(channel) == 0
+    src, _ = nv12_pic(64, 32, fill=None)
+    dst, dst_data = nv12_pic(32, 16)
+    assert acl.media.dvpp_free(dst_data) == 0
+    small, _ = acl.media.dvpp_malloc(32 * 16)  # the NV12 picture needs half as much again
+    assert acl.media.dvpp_set_pic_desc_data(dst, small) == 0
+    alloc_line = here() - 2
+    cfg = acl.media.dvpp_create_resize_config()
+    assert acl.media.dvpp_vpc_resize_async(channel, src, dst, cfg, stream) == 100000
+    resize_line = here() - 1
+    finding = only("overrun")
+    assert site_lines(finding) == {"access": resize_line, "allocated": alloc_line}
+    assert finding.what.startswith("output picture runs ") and "-byte dvpp memory allocation" in finding.what
+    assert (finding.size, finding.address) == (32 * 16 * 3 // 2, small)
+    assert acl.media.dvpp_destroy_channel(channel) == 0

@@ -294,11 +294,22 @@ def region_for(addr: int, size: int, what: str, *, write: bool = False) -> Regio
     region = space.find(addr, size)
     if region is None:
         if checker.enabled:
-            checker.on_bad_access(addr, size, what)
+            _check_bad_range(addr, size, what)
         raise AclError(_INVALID, f"{what} {addr:#x} (+{size} bytes) is not inside any allocation")
     if write and not region.writable:
         raise AclError(_INVALID, f"{what} {addr:#x} is read-only memory")
     return region
+
+
+def _check_bad_range(addr: int, size: int, what: str) -> None:
+    """``openacl check``, on a range refused: an overrun if it starts inside a live allocation and runs past its
+    end (a task's range, or a copy's past the tolerated overrun: the call still fails as without check), else a
+    use after free if it lies in memory the program freed."""
+    start = space.find(addr, 1) if size > 0 else None
+    if start is not None:
+        checker.on_overrun(start, start.size, addr, size, start.end - addr, what)
+    else:
+        checker.on_bad_access(addr, size, what)
 
 
 def note_read(addr: int, size: int, what: str, at: tuple | None = None) -> None:
