@@ -447,3 +447,56 @@ def test_a_vpc_output_past_its_dvpp_allocation_is_an_overrun_under_check(checkin
     assert finding.what.startswith("output picture runs ") and "-byte dvpp memory allocation" in finding.what
     assert (finding.size, finding.address) == (32 * 16 * 3 // 2, small)
     assert acl.media.dvpp_destroy_channel(channel) == 0
+
+
+def test_a_notify_orders_two_streams_even_when_its_wait_is_queued_before_the_record(checking, ctx):
+    producer, consumer = two_streams()
+    notify, _ = acl.rt.create_notify(0)
+    src, _ = acl.rt.malloc(64, 0)
+    staging, _ = acl.rt.malloc(64, 0)
+    out, _ = acl.rt.malloc(64, 0)
+    assert acl.rt.memset(src, 64, 3, 64) == 0
+    assert acl.rt.wait_and_reset_notify(notify, consumer, 0) == 0
+    assert acl.rt.memcpy_async(out, 64, staging, 64, 3, consumer) == 0  # runs after the producer's copy
+    assert acl.rt.memcpy_async(staging, 64, src, 64, 3, producer) == 0
+    assert acl.rt.record_notify(notify, producer) == 0
+    assert acl.rt.memcpy_async(out, 64, staging, 64, 3, consumer) == 0  # after the record: ordered after the copy
+    read_line = here() - 1
+    assert checker.findings() == []
+    assert acl.rt.memset_async(staging, 64, 1, 64, producer) == 0  # nothing orders it after the consumer's read
+    write_line = here() - 1
+    assert site_lines(only("race")) == {"access": write_line, "queued": read_line}
+    checker.take_findings()
+    assert acl.rt.synchronize_stream(consumer) == 0
+    assert acl.rt.record_notify(notify, producer) == 0  # a record queued first lets the next wait through
+    assert acl.rt.wait_and_reset_notify(notify, consumer, 0) == 0
+    assert acl.rt.memcpy_async(out, 64, staging, 64, 3, consumer) == 0
+    for s in (producer, consumer):
+        assert acl.rt.synchronize_stream(s) == 0
+        assert acl.rt.destroy_stream(s) == 0
+    assert acl.rt.destroy_notify(notify) == 0
+    assert checker.findings() == []
+    assert acl.util.ptr_to_bytes(out, 64) == b"\x01" * 64
+
+
+@pytest.mark.parametrize("through", ["event", "notify"])
+def test_regression_a_host_ordered_after_a_task_through_another_streams_wait_was_reported_as_racing_it(
+    checking, ctx, through
+):
+    producer, consumer = two_streams()
+    dev, _ = acl.rt.malloc(64, 0)
+    if through == "event":
+        marker, _ = acl.rt.create_event()
+        record, wait = acl.rt.record_event, lambda m, s: acl.rt.stream_wait_event(s, m)
+    else:
+        marker, _ = acl.rt.create_notify(0)
+        record, wait = acl.rt.record_notify, lambda m, s: acl.rt.wait_and_reset_notify(m, s, 0)
+    assert acl.rt.memset_async(dev, 64, 9, 64, producer) == 0
+    assert record(marker, producer) == 0
+    assert wait(marker, consumer) == 0
+    assert acl.rt.synchronize_stream(consumer) == 0  # the consumer waited for the producer's write
+    assert acl.util.ptr_to_bytes(dev, 64) == b"\x09" * 64
+    assert checker.findings() == []
+    for s in (producer, consumer):
+        assert acl.rt.synchronize_stream(s) == 0
+        assert acl.rt.destroy_stream(s) == 0

@@ -166,6 +166,9 @@ def reset() -> None:
         _host_clock.clear()
         _stream_clocks.clear()
         _event_clocks.clear()
+        _awaiting.clear()
+        _notify_set.clear()
+        _blind.clear()
         _written.clear()
 
 
@@ -356,6 +359,7 @@ class _Queued:
     writes: tuple[tuple[int, int], ...]
     site: Site
     epoch: int = 0  # its number on its stream (the stream's own clock component once it is queued)
+    blind: bool = False  # queued behind a notify wait no record matched yet: its order with others is unknown
 
 
 _queued: dict[int, list[_Queued]] = {}  # by stream handle: the tasks the host is not ordered after yet
@@ -387,6 +391,15 @@ def _unordered(entries: list[_Queued], seen: int) -> list[_Queued]:
     return entries[i:]
 
 
+def _unordered_elsewhere(handle: int, clock: Clock) -> list[_Queued]:
+    """The tasks of the other streams that ``clock`` (stream ``handle``'s) does not cover (``_lock`` held)."""
+    found: list[_Queued] = []
+    for other, entries in _queued.items():
+        if other != handle:
+            found.extend(q for q in _unordered(entries, clock.get(other, 0)) if not q.blind)
+    return found
+
+
 def on_task(stream: object, what: str, reads: list[tuple[int, int]], writes: list[tuple[int, int]]) -> None:
     """A task that reads and writes these ranges is queued on ``stream``: a race with any task of another stream
     that touches the same bytes, one of them writing, with nothing ordering the two."""
@@ -395,9 +408,8 @@ def on_task(stream: object, what: str, reads: list[tuple[int, int]], writes: lis
     with _lock:
         clock = _enqueue_clock_locked(handle)
         entry.epoch = clock[handle] = clock.get(handle, 0) + 1
-        others = [
-            q for other, entries in _queued.items() if other != handle for q in _unordered(entries, clock.get(other, 0))
-        ]
+        entry.blind = handle in _blind
+        others = [] if entry.blind else _unordered_elsewhere(handle, clock)
         entries = _queued.setdefault(handle, [])
         entries.append(entry)
         if len(entries) > _QUEUED_CAP:
@@ -484,6 +496,46 @@ def on_wait(event: object, stream: object) -> None:
         clock = _event_clocks.get(event)
         if clock:
             _join(_enqueue_clock_locked(stream.handle), clock)  # type: ignore[attr-defined]
+
+
+# A notify's wait lets its stream go on at whichever record passes first, even one queued after the wait. A wait
+# queued with no record pending leaves its stream *awaiting* until a record of that notify is queued, whose clock
+# it then takes: the tasks queued on it meanwhile may run after tasks queued later elsewhere, so they are never
+# checked against other streams' tasks, either way (a false negative at worst).
+#
+# Invariant: ``_awaiting[notify]`` holds the handles of the streams whose waits no queued record has matched yet,
+# oldest first, and ``_blind[h]`` counts the entries of stream ``h`` among them; a record queued while none wait
+# leaves its clock in ``_notify_set[notify]`` for the next wait (one record lets one wait through).
+
+_awaiting: weakref.WeakKeyDictionary[object, list[int]] = weakref.WeakKeyDictionary()
+_notify_set: weakref.WeakKeyDictionary[object, Clock] = weakref.WeakKeyDictionary()
+_blind: dict[int, int] = {}
+
+
+def on_notify_record(notify: object, stream: object) -> None:
+    """``record_notify``: the first wait not matched yet (else the next one) comes after what ``stream`` queued."""
+    with _lock:
+        clock = dict(_enqueue_clock_locked(stream.handle))  # type: ignore[attr-defined]
+        waiting = _awaiting.get(notify)
+        if not waiting:
+            _notify_set[notify] = clock
+            return
+        handle = waiting.pop(0)
+        _join(_enqueue_clock_locked(handle), clock)
+        _blind[handle] -= 1
+        if not _blind[handle]:
+            del _blind[handle]
+
+
+def on_notify_wait(notify: object, stream: object) -> None:
+    """``wait_and_reset_notify``: ``stream`` goes on after a record of ``notify``, queued already or still to come."""
+    with _lock:
+        clock = _notify_set.pop(notify, None)
+        if clock is not None:
+            _join(_enqueue_clock_locked(stream.handle), clock)  # type: ignore[attr-defined]
+            return
+        _awaiting.setdefault(notify, []).append(stream.handle)  # type: ignore[attr-defined]
+        _blind[stream.handle] = _blind.get(stream.handle, 0) + 1  # type: ignore[attr-defined]
 
 
 def on_event_reached(event: object) -> None:
