@@ -500,3 +500,23 @@ def test_regression_a_host_ordered_after_a_task_through_another_streams_wait_was
     for s in (producer, consumer):
         assert acl.rt.synchronize_stream(s) == 0
         assert acl.rt.destroy_stream(s) == 0
+
+
+def test_reduce_and_2d_copies_are_tasks_with_ranges(checking, ctx, stream):
+    dst, _ = acl.rt.malloc(64, 0)
+    src, _ = acl.rt.malloc(64, 0)
+    host, _ = acl.rt.malloc_host(64)
+    assert acl.rt.memset(dst, 64, 0, 64) == 0
+    assert acl.rt.memset(src, 64, 0, 64) == 0
+    assert acl.rt.reduce_async(dst, src, 64, 10, 0, stream, 0) == 0  # SUM of float32
+    reduce_line = here() - 1
+    assert acl.rt.memcpy(host, 64, dst, 64, 2) == 0
+    read_line = here() - 1
+    assert site_lines(only("race")) == {"access": read_line, "queued": reduce_line}
+    checker.take_findings()
+    assert acl.rt.memcpy2d_async(host, 16, dst, 16, 8, 4, 2, stream) == 0
+    copy_line = here() - 1
+    assert acl.rt.memset(host, 64, 1, 64) == 0  # rows the copy will still write
+    write_line = here() - 1
+    assert site_lines(only("race")) == {"access": write_line, "queued": copy_line}
+    assert acl.rt.synchronize_stream(stream) == 0
