@@ -11,7 +11,9 @@ import pytest
 import acl
 from openacl.runtime import checker
 from tests.media.helpers import nv12_pic
+from tests.media.test_vdec import Channel
 from tests.media.test_venc import Encoder
+from tests.media.video_clips import H264_MAIN, encode_clip
 
 THIS = __file__
 
@@ -520,3 +522,32 @@ def test_reduce_and_2d_copies_are_tasks_with_ranges(checking, ctx, stream):
     write_line = here() - 1
     assert site_lines(only("race")) == {"access": write_line, "queued": copy_line}
     assert acl.rt.synchronize_stream(stream) == 0
+
+
+def test_a_vdec_picture_read_before_its_callback_races_the_send(checking, ctx):
+    hold = threading.Event()
+    channel = Channel(ctx, H264_MAIN, hold=hold)  # its report thread delivers nothing until released
+    packet = encode_clip("libx264", 1, 192, 128)[0]
+    data, _ = acl.media.dvpp_malloc(len(packet))
+    assert acl.rt.memcpy(data, len(packet), acl.util.bytes_to_ptr(packet), len(packet), 1) == 0
+    stream_desc = acl.media.dvpp_create_stream_desc()
+    acl.media.dvpp_set_stream_desc_data(stream_desc, data)
+    acl.media.dvpp_set_stream_desc_size(stream_desc, len(packet))
+    size = 192 * 128 * 3 // 2
+    out, _ = acl.media.dvpp_malloc(size)
+    pic = acl.media.dvpp_create_pic_desc()
+    acl.media.dvpp_set_pic_desc_data(pic, out)
+    acl.media.dvpp_set_pic_desc_size(pic, size)
+    assert acl.media.vdec_send_frame(channel.desc, stream_desc, pic, channel.config, None) == 0
+    send_line = here() - 1
+    host, _ = acl.rt.malloc_host(size)
+    assert acl.rt.memcpy(host, size, out, size, 2) == 0  # before the frame's callback: VDEC may not have written it
+    read_line = here() - 1
+    race = only("race")
+    assert "memcpy reads memory that vdec_send_frame queued on vdec channel 1 will write" in race.what
+    assert site_lines(race) == {"access": read_line, "queued": send_line}
+    hold.set()
+    assert channel.eos() == 0  # every callback ran: the host is ordered after the frame
+    assert acl.rt.memcpy(host, size, out, size, 2) == 0
+    assert channel.close() == 0
+    assert len(checker.findings()) == 1 and channel.calls[0]["ret"] == 0

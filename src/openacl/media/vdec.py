@@ -400,6 +400,8 @@ def destroy_channel(handle: int) -> None:
         finally:
             channel.close()
     finally:
+        if checker.enabled:
+            checker.on_channel_closed(handle)
         with _lifetime:
             channel.desc.channel = None
             channel.desc.callback = None  # pyACL drops the stored callable with the channel
@@ -449,7 +451,13 @@ def send_frame(
     if not skipped:
         if not output_handle:
             raise AclError(_INVALID, "vdec_send_frame needs an output pic desc")
-        record.target = _target(channel, _descs.pic_descs.get(output_handle))
+        out = _descs.pic_descs.get(output_handle)
+        record.target = _target(channel, out)
+        if checker.enabled:  # the picture is written before the frame's callback, on the channel's order
+            where = f"vdec channel {channel.settings.channel_id}"
+            record.callback = checker.on_channel_task(
+                handle, where, "vdec_send_frame", [(out.data, out.size)], callback
+            )
     with channel.lock:
         if channel.closing:
             raise AclError(_INVALID, "vdec channel is being destroyed")

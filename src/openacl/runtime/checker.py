@@ -354,7 +354,7 @@ _QUEUED_CAP = 1024  # per stream: the unordered tasks remembered (bounds memory 
 @dataclass
 class _Queued:
     what: str
-    stream_id: int
+    queue: str  # "stream 3", "vdec channel 0": what orders it, for the report
     reads: tuple[tuple[int, int], ...]
     writes: tuple[tuple[int, int], ...]
     site: Site
@@ -403,8 +403,13 @@ def _unordered_elsewhere(handle: int, clock: Clock) -> list[_Queued]:
 def on_task(stream: object, what: str, reads: list[tuple[int, int]], writes: list[tuple[int, int]]) -> None:
     """A task that reads and writes these ranges is queued on ``stream``: a race with any task of another stream
     that touches the same bytes, one of them writing, with nothing ordering the two."""
-    handle = stream.handle  # type: ignore[attr-defined]
-    entry = _Queued(what, getattr(stream, "id", 0), tuple(reads), tuple(writes), site())
+    _queue_task(stream.handle, f"stream {getattr(stream, 'id', 0)}", what, reads, writes)  # type: ignore[attr-defined]
+
+
+def _queue_task(
+    handle: int, queue: str, what: str, reads: list[tuple[int, int]], writes: list[tuple[int, int]]
+) -> None:
+    entry = _Queued(what, queue, tuple(reads), tuple(writes), site())
     with _lock:
         clock = _enqueue_clock_locked(handle)
         entry.epoch = clock[handle] = clock.get(handle, 0) + 1
@@ -437,9 +442,9 @@ def _stream_race(new: _Queued, verb: str, addr: int, size: int, old: _Queued, ol
     _record(
         Finding(
             "race",
-            f"{new.what} queued on stream {new.stream_id} {verb} memory that {old.what} queued on stream "
-            f"{old.stream_id} {old_verb}, with nothing ordering them (no event recorded after one and waited for "
-            "before the other, no synchronize in between)",
+            f"{new.what} queued on {new.queue} {verb} memory that {old.what} queued on {old.queue} {old_verb}, "
+            "with nothing ordering them (no event recorded after one and waited for before the other, no "
+            "synchronize in between)",
             size,
             addr,
             (("access", new.site), ("queued", old.site)),
@@ -548,16 +553,38 @@ def on_event_reached(event: object) -> None:
 
 def ordered_callback(stream: object, fn):
     """``fn`` as a stream callback: when it runs, the host is ordered after what was queued before it."""
+    return _ordered_after(stream.handle, fn)  # type: ignore[attr-defined]
+
+
+def _ordered_after(handle: int, fn):
     if not _queued:  # nothing unordered now: whatever is queued later is queued after the callback
         return fn
     with _lock:
-        clock = dict(_enqueue_clock_locked(stream.handle))  # type: ignore[attr-defined]
+        clock = dict(_enqueue_clock_locked(handle))
 
     def callback(*args: object) -> object:
         _host_joins(clock)
         return fn(*args)
 
     return callback
+
+
+# ----- channels: a VDEC channel writes each frame's picture in send order, before that frame's callback -----
+#
+# A channel is ordered like a stream, under its desc's handle (handles are unique across kinds): each frame is a
+# task of the channel, and its callback, when it runs, orders the host after it (as a stream callback does).
+
+
+def on_channel_task(handle: int, queue: str, what: str, writes: list[tuple[int, int]], callback):
+    """A frame sent to channel ``handle`` that writes ``writes`` before ``callback`` runs; returns the callback to
+    call instead (the host is ordered after the frame from inside it)."""
+    _queue_task(handle, queue, what, [], writes)
+    return _ordered_after(handle, callback)
+
+
+def on_channel_closed(handle: int) -> None:
+    """Every frame of the channel was delivered (or dropped): nothing it queued can race any more."""
+    _forget_stream(handle)
 
 
 def _overlap(ranges: tuple[tuple[int, int], ...], addr: int, size: int) -> bool:
@@ -586,7 +613,7 @@ def _race(what: str, verb: str, addr: int, size: int, q: _Queued, task_verb: str
     _record(
         Finding(
             "race",
-            f"{what} {verb} memory that {q.what} queued on stream {q.stream_id} {task_verb}, before anything "
+            f"{what} {verb} memory that {q.what} queued on {q.queue} {task_verb}, before anything "
             "ordered the host after it",
             size,
             addr,
@@ -604,7 +631,7 @@ def on_stream_destroy(stream: object) -> None:
         _record(
             Finding(
                 "misuse",
-                f"destroy_stream of stream {queued[0].stream_id} with {len(queued)} task(s) queued that the host never "
+                f"destroy_stream of {queued[0].queue} with {len(queued)} task(s) queued that the host never "
                 f"waited for ({queued[0].what} first): synchronize_stream before destroying it",
                 0,
                 0,
