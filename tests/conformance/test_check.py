@@ -177,6 +177,7 @@ def _clean_programs(tmp_path: Path, picture: Path) -> dict[str, tuple[Path, list
         "static_aipp_detect.py": [str(tmp_path / "yolov3.om"), str(picture), str(tmp_path / "detect")],
         "nhwc_hw_classify.py": [str(tmp_path / "classifier.om"), str(tmp_path / "classify")],
         "streams_and_memory.py": [],
+        "streams_with_events.py": [],
         "blas_gemm.py": [str(tmp_path / "blas")],
         "prof_classify.py": [str(net), str(tmp_path / "prof"), "2"],
         "prof_subscribe.py": [str(net), "2"],
@@ -293,3 +294,61 @@ def test_a_gepy_session_alive_at_exit_without_ge_finalize_is_a_leak_and_one_let_
     assert f"created at {script}:6 in <module>" in result.stderr
     result, found = check(tmp_path, script)
     assert (result.returncode, found) == (0, []), result.stderr
+
+
+def test_race_between_two_streams_names_both_copies(tmp_path):
+    program = BUGGY / "race_two_streams.py"
+    result, found = check(tmp_path, program)
+    assert result.returncode == 1, result.stdout + result.stderr
+    [finding] = found
+    assert finding["kind"] == "race" and finding["size"] == 4096
+    assert "memcpy_async queued on stream" in finding["what"] and "reads memory that memcpy_async" in finding["what"]
+    assert lines(finding, program) == {
+        "access": line_of(program, "# BUG"),
+        "queued": line_of(program, "ret = acl.rt.memcpy_async(dev_in"),
+    }
+
+
+def test_two_streams_ordered_by_events_run_clean(tmp_path):
+    result, found = check(tmp_path, PROGRAMS / "streams_with_events.py")
+    assert (result.returncode, found) == (0, []), result.stderr
+    assert "pipeline passed" in result.stdout
+
+
+def test_race_of_a_vpc_output_read_before_synchronize(tmp_path):
+    program = BUGGY / "race_vpc_output_before_sync.py"
+    result, found = check(tmp_path, program)
+    assert result.returncode == 1, result.stdout + result.stderr
+    [finding] = found
+    assert finding["kind"] == "race"
+    assert "memcpy reads memory that dvpp resize queued on stream" in finding["what"]
+    assert lines(finding, program) == {
+        "access": line_of(program, "# BUG"),
+        "queued": line_of(program, "acl.media.dvpp_vpc_resize_async(channel"),
+    }
+
+
+def test_uninitialized_operator_input_names_the_execute_and_the_allocation(tmp_path):
+    program = BUGGY / "uninitialized_op_input.py"
+    result, found = check(tmp_path, program)
+    assert result.returncode == 1, result.stdout + result.stderr
+    [finding] = found
+    assert finding["kind"] == "uninitialized"
+    assert finding["what"] == "operator Add input 1 reads device memory that nothing wrote"
+    assert lines(finding, program) == {
+        "access": line_of(program, "# BUG"),
+        "allocated": line_of(program, "x2_dev, ret = acl.rt.malloc"),
+    }
+
+
+def test_overrun_of_a_decode_output_names_the_decode_and_the_allocation(tmp_path, picture):
+    program = BUGGY / "overrun_jpegd_output.py"
+    result, found = check(tmp_path, program, str(picture))
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "failed ret=100000" in result.stdout  # refused as without check: a task's range must fit
+    [finding] = found
+    assert finding["kind"] == "overrun" and finding["what"].startswith("output picture runs ")
+    assert lines(finding, program) == {
+        "access": line_of(program, "# BUG"),
+        "allocated": line_of(program, "out_dev, ret = acl.media.dvpp_malloc"),
+    }

@@ -10,6 +10,10 @@ import pytest
 
 import acl
 from openacl.runtime import checker
+from tests.media.helpers import nv12_pic
+from tests.media.test_vdec import Channel
+from tests.media.test_venc import Encoder
+from tests.media.video_clips import H264_MAIN, encode_clip
 
 THIS = __file__
 
@@ -271,3 +275,279 @@ def test_misuse_destroying_a_stream_the_host_never_waited_for(checking, ctx):
         assert acl.rt.destroy_stream(stream) == 0
         destroy_line = here() - 1
     assert site_lines(only("misuse")) == {"access": destroy_line, "queued": queued_line}
+
+
+def two_streams() -> tuple[int, int]:
+    return acl.rt.create_stream()[0], acl.rt.create_stream()[0]
+
+
+def test_race_between_two_streams_names_both_enqueues_even_when_they_ran_in_order(checking, ctx):
+    first, second = two_streams()
+    dev, _ = acl.rt.malloc(64, 0)
+    out, _ = acl.rt.malloc_host(64)
+    assert acl.rt.memset_async(dev, 64, 5, 64, first) == 0
+    written_line = here() - 1
+    while ctypes.string_at(dev, 64) != b"\x05" * 64:  # the write is done, but nothing the checker sees orders it
+        threading.Event().wait(0.001)
+    assert acl.rt.memcpy_async(out, 64, dev, 64, 2, second) == 0
+    read_line = here() - 1
+    race = only("race")
+    assert site_lines(race) == {"access": read_line, "queued": written_line}
+    assert "memcpy_async queued on stream" in race.what and "reads memory that memset_async queued on" in race.what
+    assert (race.size, race.address) == (64, dev)
+    for s in (first, second):
+        assert acl.rt.synchronize_stream(s) == 0
+        assert acl.rt.destroy_stream(s) == 0
+
+
+def test_two_streams_ordered_by_an_event_or_the_host_do_not_race(checking, ctx):
+    first, second = two_streams()
+    dev, _ = acl.rt.malloc(64, 0)
+    out, _ = acl.rt.malloc_host(64)
+    event, _ = acl.rt.create_event()
+    assert acl.rt.memset_async(dev, 64, 1, 64, first) == 0
+    assert acl.rt.record_event(event, first) == 0
+    assert acl.rt.stream_wait_event(second, event) == 0
+    assert acl.rt.memcpy_async(out, 64, dev, 64, 2, second) == 0  # after the write: the event orders them
+    assert acl.rt.synchronize_stream(second) == 0
+    assert acl.util.ptr_to_bytes(dev, 64) == b"\x01" * 64  # the host is ordered after the first stream through it
+    assert acl.rt.memset_async(dev, 64, 2, 64, first) == 0
+    assert acl.rt.synchronize_stream(first) == 0  # the host orders the first stream's write before what follows
+    assert acl.rt.memcpy_async(out, 64, dev, 64, 2, second) == 0
+    other, _ = acl.rt.malloc_host(64)
+    assert acl.rt.memcpy_async(other, 64, dev, 64, 2, first) == 0  # two streams reading the same bytes: fine
+    for s in (first, second):
+        assert acl.rt.synchronize_stream(s) == 0
+        assert acl.rt.destroy_stream(s) == 0
+    assert acl.rt.destroy_event(event) == 0
+    assert checker.findings() == []
+    assert not checker._queued and not checker._host_clock  # destroyed streams leave no trace in the clocks
+
+
+def test_an_event_recorded_before_the_write_does_not_order_it(checking, ctx):
+    first, second = two_streams()
+    dev, _ = acl.rt.malloc(64, 0)
+    event, _ = acl.rt.create_event()
+    assert acl.rt.record_event(event, first) == 0
+    assert acl.rt.memset_async(dev, 64, 1, 64, first) == 0
+    written_line = here() - 1
+    assert acl.rt.stream_wait_event(second, event) == 0
+    assert acl.rt.memset_async(dev, 64, 2, 64, second) == 0
+    again_line = here() - 1
+    race = only("race")
+    assert site_lines(race) == {"access": again_line, "queued": written_line}
+    assert "writes memory that memset_async queued on stream" in race.what
+    assert " writes, with nothing ordering" in race.what
+
+
+def test_unordered_tasks_remembered_per_stream_are_capped(checking, ctx, stream, monkeypatch):
+    monkeypatch.setattr(checker, "_QUEUED_CAP", 8)
+    dev, _ = acl.rt.malloc(64, 0)
+    for _ in range(20):
+        assert acl.rt.memset_async(dev, 64, 0, 64, stream) == 0
+    assert [q.epoch for q in checker._queued[stream]] == list(range(13, 21))
+    assert acl.rt.synchronize_stream(stream) == 0
+    assert not checker._queued
+
+
+def test_an_operators_inputs_and_outputs_are_its_task_ranges(checking, ctx, stream):
+    desc = acl.create_tensor_desc(0, [4], 2)  # float32 [4], ND
+    a, _ = acl.rt.malloc(16, 0)
+    b, _ = acl.rt.malloc(16, 0)
+    b_line = here() - 1
+    y, _ = acl.rt.malloc(16, 0)
+    assert acl.rt.memset(a, 16, 0, 16) == 0
+    ins = [acl.create_data_buffer(a, 16), acl.create_data_buffer(b, 16)]
+    outs = [acl.create_data_buffer(y, 16)]
+    attr = acl.op.create_attr()
+    assert acl.op.execute_v2("Add", [desc, desc], ins, [desc], outs, attr, stream) == 0
+    execute_line = here() - 1
+    unset = only("uninitialized")
+    assert unset.what == "operator Add input 1 reads device memory that nothing wrote"
+    assert site_lines(unset) == {"access": execute_line, "allocated": b_line}
+    out, _ = acl.rt.malloc_host(16)
+    assert acl.rt.memcpy(out, 16, y, 16, 2) == 0  # before any synchronize: the operator's output
+    read_line = here() - 1
+    race = only("race")
+    assert "memcpy reads memory that operator Add queued on stream" in race.what
+    assert site_lines(race) == {"access": read_line, "queued": execute_line}
+    assert acl.rt.synchronize_stream(stream) == 0
+
+
+def test_a_dvpp_tasks_output_read_before_synchronize_races(checking, ctx, stream):
+    channel = acl.media.dvpp_create_channel_desc()
+    assert acl.media.dvpp_create_channel(channel) == 0
+    src, _ = nv12_pic(64, 32, fill=None)
+    src_data = acl.media.dvpp_get_pic_desc_data(src)
+    assert acl.rt.memset(src_data, 64 * 32 * 3 // 2, 128, 64 * 32 * 3 // 2) == 0
+    dst, dst_data = nv12_pic(32, 16)
+    cfg = acl.media.dvpp_create_resize_config()
+    assert acl.media.dvpp_vpc_resize_async(channel, src, dst, cfg, stream) == 0
+    resize_line = here() - 1
+    assert acl.rt.memset(src_data, 64, 0, 64) == 0  # the host writes the input the resize will still read
+    write_line = here() - 1
+    out, _ = acl.rt.malloc_host(32 * 16)
+    assert acl.rt.memcpy(out, 32 * 16, dst_data, 32 * 16, 2) == 0
+    read_line = here() - 1
+    writes, reads = [f for f in checker.findings() if f.kind == "race"]
+    assert "memset writes memory that dvpp resize queued on stream" in writes.what
+    assert site_lines(writes) == {"access": write_line, "queued": resize_line}
+    assert "memcpy reads memory that dvpp resize queued on stream" in reads.what
+    assert site_lines(reads) == {"access": read_line, "queued": resize_line}
+    assert acl.rt.synchronize_stream(stream) == 0
+    assert acl.media.dvpp_destroy_channel(channel) == 0
+
+
+def test_venc_reads_its_input_at_the_send_a_queued_upload_races_it(checking, ctx, stream):
+    encoder = Encoder(ctx, 2, 160, 128)
+    size = 160 * 128 * 3 // 2
+    frame, _ = acl.rt.malloc_host(size)
+    assert acl.rt.memset(frame, size, 16, size) == 0
+    assert acl.rt.memcpy_async(encoder.input, size, frame, size, 1, stream) == 0
+    upload_line = here() - 1
+    assert acl.media.venc_send_frame(encoder.desc, encoder.pic, 0, encoder.config, None) == 0
+    send_line = here() - 1
+    race = only("race")
+    assert "venc_send_frame input reads memory that memcpy_async queued on stream" in race.what
+    assert site_lines(race) == {"access": send_line, "queued": upload_line}
+    assert acl.rt.synchronize_stream(stream) == 0
+    assert encoder.close() == 0
+
+
+def test_a_data_buffer_past_its_allocation_is_an_overrun_under_check(checking, ctx):
+    y, _ = acl.rt.malloc(24, 0)
+    alloc_line = here() - 1
+    assert acl.create_data_buffer(y, 32) == 0  # the call fails as without check (an operator would write 32)
+    create_line = here() - 1
+    finding = only("overrun")
+    assert (finding.size, finding.address) == (32, y)
+    assert "runs 8 bytes past the end of a 24-byte device memory allocation" in finding.what
+    assert site_lines(finding) == {"access": create_line, "allocated": alloc_line}
+
+
+def test_a_range_past_its_allocation_without_check_is_the_error_it_was(ctx):
+    assert not checker.enabled
+    y, _ = acl.rt.malloc(24, 0)
+    assert acl.create_data_buffer(y, 32) == 0
+    assert checker.findings() == []
+
+
+def test_a_vpc_output_past_its_dvpp_allocation_is_an_overrun_under_check(checking, ctx, stream):
+    channel = acl.media.dvpp_create_channel_desc()
+    assert acl.media.dvpp_create_channel(channel) == 0
+    src, _ = nv12_pic(64, 32, fill=None)
+    dst, dst_data = nv12_pic(32, 16)
+    assert acl.media.dvpp_free(dst_data) == 0
+    small, _ = acl.media.dvpp_malloc(32 * 16)  # the NV12 picture needs half as much again
+    assert acl.media.dvpp_set_pic_desc_data(dst, small) == 0
+    alloc_line = here() - 2
+    cfg = acl.media.dvpp_create_resize_config()
+    assert acl.media.dvpp_vpc_resize_async(channel, src, dst, cfg, stream) == 100000
+    resize_line = here() - 1
+    finding = only("overrun")
+    assert site_lines(finding) == {"access": resize_line, "allocated": alloc_line}
+    assert finding.what.startswith("output picture runs ") and "-byte dvpp memory allocation" in finding.what
+    assert (finding.size, finding.address) == (32 * 16 * 3 // 2, small)
+    assert acl.media.dvpp_destroy_channel(channel) == 0
+
+
+def test_a_notify_orders_two_streams_even_when_its_wait_is_queued_before_the_record(checking, ctx):
+    producer, consumer = two_streams()
+    notify, _ = acl.rt.create_notify(0)
+    src, _ = acl.rt.malloc(64, 0)
+    staging, _ = acl.rt.malloc(64, 0)
+    out, _ = acl.rt.malloc(64, 0)
+    assert acl.rt.memset(src, 64, 3, 64) == 0
+    assert acl.rt.wait_and_reset_notify(notify, consumer, 0) == 0
+    assert acl.rt.memcpy_async(out, 64, staging, 64, 3, consumer) == 0  # runs after the producer's copy
+    assert acl.rt.memcpy_async(staging, 64, src, 64, 3, producer) == 0
+    assert acl.rt.record_notify(notify, producer) == 0
+    assert acl.rt.memcpy_async(out, 64, staging, 64, 3, consumer) == 0  # after the record: ordered after the copy
+    read_line = here() - 1
+    assert checker.findings() == []
+    assert acl.rt.memset_async(staging, 64, 1, 64, producer) == 0  # nothing orders it after the consumer's read
+    write_line = here() - 1
+    assert site_lines(only("race")) == {"access": write_line, "queued": read_line}
+    checker.take_findings()
+    assert acl.rt.synchronize_stream(consumer) == 0
+    assert acl.rt.record_notify(notify, producer) == 0  # a record queued first lets the next wait through
+    assert acl.rt.wait_and_reset_notify(notify, consumer, 0) == 0
+    assert acl.rt.memcpy_async(out, 64, staging, 64, 3, consumer) == 0
+    for s in (producer, consumer):
+        assert acl.rt.synchronize_stream(s) == 0
+        assert acl.rt.destroy_stream(s) == 0
+    assert acl.rt.destroy_notify(notify) == 0
+    assert checker.findings() == []
+    assert acl.util.ptr_to_bytes(out, 64) == b"\x01" * 64
+
+
+@pytest.mark.parametrize("through", ["event", "notify"])
+def test_regression_a_host_ordered_after_a_task_through_another_streams_wait_was_reported_as_racing_it(
+    checking, ctx, through
+):
+    producer, consumer = two_streams()
+    dev, _ = acl.rt.malloc(64, 0)
+    if through == "event":
+        marker, _ = acl.rt.create_event()
+        record, wait = acl.rt.record_event, lambda m, s: acl.rt.stream_wait_event(s, m)
+    else:
+        marker, _ = acl.rt.create_notify(0)
+        record, wait = acl.rt.record_notify, lambda m, s: acl.rt.wait_and_reset_notify(m, s, 0)
+    assert acl.rt.memset_async(dev, 64, 9, 64, producer) == 0
+    assert record(marker, producer) == 0
+    assert wait(marker, consumer) == 0
+    assert acl.rt.synchronize_stream(consumer) == 0  # the consumer waited for the producer's write
+    assert acl.util.ptr_to_bytes(dev, 64) == b"\x09" * 64
+    assert checker.findings() == []
+    for s in (producer, consumer):
+        assert acl.rt.synchronize_stream(s) == 0
+        assert acl.rt.destroy_stream(s) == 0
+
+
+def test_reduce_and_2d_copies_are_tasks_with_ranges(checking, ctx, stream):
+    dst, _ = acl.rt.malloc(64, 0)
+    src, _ = acl.rt.malloc(64, 0)
+    host, _ = acl.rt.malloc_host(64)
+    assert acl.rt.memset(dst, 64, 0, 64) == 0
+    assert acl.rt.memset(src, 64, 0, 64) == 0
+    assert acl.rt.reduce_async(dst, src, 64, 10, 0, stream, 0) == 0  # SUM of float32
+    reduce_line = here() - 1
+    assert acl.rt.memcpy(host, 64, dst, 64, 2) == 0
+    read_line = here() - 1
+    assert site_lines(only("race")) == {"access": read_line, "queued": reduce_line}
+    checker.take_findings()
+    assert acl.rt.memcpy2d_async(host, 16, dst, 16, 8, 4, 2, stream) == 0
+    copy_line = here() - 1
+    assert acl.rt.memset(host, 64, 1, 64) == 0  # rows the copy will still write
+    write_line = here() - 1
+    assert site_lines(only("race")) == {"access": write_line, "queued": copy_line}
+    assert acl.rt.synchronize_stream(stream) == 0
+
+
+def test_a_vdec_picture_read_before_its_callback_races_the_send(checking, ctx):
+    hold = threading.Event()
+    channel = Channel(ctx, H264_MAIN, hold=hold)  # its report thread delivers nothing until released
+    packet = encode_clip("libx264", 1, 192, 128)[0]
+    data, _ = acl.media.dvpp_malloc(len(packet))
+    assert acl.rt.memcpy(data, len(packet), acl.util.bytes_to_ptr(packet), len(packet), 1) == 0
+    stream_desc = acl.media.dvpp_create_stream_desc()
+    acl.media.dvpp_set_stream_desc_data(stream_desc, data)
+    acl.media.dvpp_set_stream_desc_size(stream_desc, len(packet))
+    size = 192 * 128 * 3 // 2
+    out, _ = acl.media.dvpp_malloc(size)
+    pic = acl.media.dvpp_create_pic_desc()
+    acl.media.dvpp_set_pic_desc_data(pic, out)
+    acl.media.dvpp_set_pic_desc_size(pic, size)
+    assert acl.media.vdec_send_frame(channel.desc, stream_desc, pic, channel.config, None) == 0
+    send_line = here() - 1
+    host, _ = acl.rt.malloc_host(size)
+    assert acl.rt.memcpy(host, size, out, size, 2) == 0  # before the frame's callback: VDEC may not have written it
+    read_line = here() - 1
+    race = only("race")
+    assert "memcpy reads memory that vdec_send_frame queued on vdec channel 1 will write" in race.what
+    assert site_lines(race) == {"access": read_line, "queued": send_line}
+    hold.set()
+    assert channel.eos() == 0  # every callback ran: the host is ordered after the frame
+    assert acl.rt.memcpy(host, size, out, size, 2) == 0
+    assert channel.close() == 0
+    assert len(checker.findings()) == 1 and channel.calls[0]["ret"] == 0

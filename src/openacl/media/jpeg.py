@@ -132,7 +132,7 @@ def decode_async(channel: int, ptr: int, size: int, out_pic: int, stream_handle:
         picture.write(out, lay, ws, hs, planes)
         desc.width, desc.height, desc.width_stride, desc.height_stride, desc.format = width, height, ws, hs, fmt
 
-    tasks.submit(stream, "jpeg_decode", work, [desc], writes=[out])
+    tasks.submit(stream, "jpeg_decode", work, [desc], writes=[out], reads=[data_view])
 
 
 # ----- JPEGE -----
@@ -190,7 +190,7 @@ def encode_async(channel: int, in_pic: int, out_ptr: int, size_ptr: int, jpege_c
         out[: len(encoded)] = np.frombuffer(encoded, np.uint8)
         length[0] = len(encoded)
 
-    tasks.submit(stream, "jpeg_encode", work, writes=[out, length])
+    tasks.submit(stream, "jpeg_encode", work, writes=[out, length], reads=[src])
 
 
 def jpeg_format_of(info: codecs.JpegInfo) -> int:

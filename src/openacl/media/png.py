@@ -87,4 +87,4 @@ def decode_async(channel: int, ptr: int, size: int, out_pic: int, stream_handle:
             fmt,
         )
 
-    tasks.submit(stream, "png_decode", work, [desc], writes=[out])
+    tasks.submit(stream, "png_decode", work, [desc], writes=[out], reads=[data_view])

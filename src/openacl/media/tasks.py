@@ -16,6 +16,7 @@ import numpy as np
 
 from openacl.errors import AclError
 from openacl.media.descs import PicDesc
+from openacl.runtime import checker
 from openacl.runtime import device as _device
 from openacl.runtime import memory as _memory
 from openacl.runtime.sched.stream import Stream
@@ -34,11 +35,19 @@ def submit(
     work: Callable[[], None],
     outputs: Sequence[PicDesc] = (),
     writes: Sequence[np.ndarray] = (),
+    reads: Sequence[np.ndarray] = (),
 ) -> None:
     """Queue ``work`` on ``stream``; ``outputs`` get ret_code 0 when it succeeds, 1 when it fails. ``writes`` are
-    the views of memory ``work`` fills: each must still be live memory when the task runs (507053 otherwise)."""
+    the views of memory ``work`` fills: each must still be live memory when the task runs (507053 otherwise).
+    ``reads`` are the views it reads; both are the task's ranges for ``openacl check`` (races, uninitialized)."""
+    at = checker.site() if checker.enabled else None
+    if checker.enabled:
+        checker.on_task(stream, f"dvpp {name}", _ranges(reads), _ranges(writes))
 
     def run() -> None:
+        if checker.enabled:
+            for addr, size in _ranges(reads):
+                _memory.note_read(addr, size, f"dvpp {name}", at)
         try:
             for view in writes:
                 _memory.check_task_view(view, f"dvpp {name}")
@@ -51,3 +60,9 @@ def submit(
             desc.ret_code = 0
 
     stream.enqueue(work_task(f"dvpp {name}", run))
+
+
+def _ranges(views: Sequence[np.ndarray]) -> list[tuple[int, int]]:
+    """(address, size) of each view's bytes."""
+    spans = (np.lib.array_utils.byte_bounds(view) for view in views)
+    return [(low, high - low) for low, high in spans]

@@ -402,6 +402,8 @@ def destroy_channel(handle: int) -> None:
         finally:
             channel.close()
     finally:
+        if checker.enabled:
+            checker.on_channel_closed(handle)
         with _lifetime:
             channel.desc.channel = None
             channel.desc.callback = None  # pyACL drops the stored callable with the channel
@@ -447,11 +449,19 @@ def send_frame(
     if stream_desc.size == 0:
         raise AclError(_INVALID, "vdec_send_frame of an empty frame without eos")
     data = _memory.read_bytes(stream_desc.data, stream_desc.size)  # the copy: the caller may reuse its buffer
+    if checker.enabled:
+        _memory.host_read(stream_desc.data, stream_desc.size, "vdec_send_frame input")
     record = Pending(callback, input_handle, 0 if skipped else output_handle, user_data)
     if not skipped:
         if not output_handle:
             raise AclError(_INVALID, "vdec_send_frame needs an output pic desc")
-        record.target = _target(channel, _descs.pic_descs.get(output_handle))
+        out = _descs.pic_descs.get(output_handle)
+        record.target = _target(channel, out)
+        if checker.enabled:  # the picture is written before the frame's callback, on the channel's order
+            where = f"vdec channel {channel.settings.channel_id}"
+            record.callback = checker.on_channel_task(
+                handle, where, "vdec_send_frame", [(out.data, out.size)], callback
+            )
     with channel.lock:
         if channel.closing:
             raise AclError(_INVALID, "vdec channel is being destroyed")

@@ -395,6 +395,8 @@ def _read_picture(desc: VencChannelDesc, pic: _descs.PicDesc) -> av.VideoFrame:
             f"{need} bytes, the desc has {pic.size}",
         )
     data = _memory.read_bytes(pic.data, need)  # the copy: the caller may reuse or free its buffer
+    if checker.enabled:
+        _memory.host_read(pic.data, need, "venc_send_frame input")
     uv_first = desc.pic_format == PixelFormat.YUV_SEMIPLANAR_420
     return _frames.read_semiplanar(data, uv_first, width, height, width_stride, height_stride)
 

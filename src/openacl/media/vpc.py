@@ -75,7 +75,8 @@ def _submit(stream_handle: int, name: str, jobs: list[Job], method: str) -> None
         for job in jobs:
             run_job(job, method)
 
-    tasks.submit(stream, name, work, [job.dst.desc for job in jobs], writes=[job.dst.buf for job in jobs])
+    outputs, writes = [job.dst.desc for job in jobs], [job.dst.buf for job in jobs]
+    tasks.submit(stream, name, work, outputs, writes=writes, reads=[job.src.buf for job in jobs])
 
 
 def crop_resize_paste(
@@ -207,7 +208,8 @@ def _submit_border(stream_handle: int, name: str, items: list[BorderJob], method
             run_border_job(item, method)
 
     dsts = [item.job.dst for item in items]
-    tasks.submit(stream, name, work, [d.desc for d in dsts], writes=[d.buf for d in dsts])
+    reads = [item.job.src.buf for item in items]
+    tasks.submit(stream, name, work, [d.desc for d in dsts], writes=[d.buf for d in dsts], reads=reads)
 
 
 def make_border(channel: int, in_pic: int, out_pic: int, border_config: int, stream: int) -> None:

@@ -34,8 +34,8 @@ from openacl.op import attr as _attr
 from openacl.op import tensor_desc as _desc
 from openacl.op.compiled import CompiledOp, cache, infer
 from openacl.op.tensor_desc import ACL_MEMTYPE_DEVICE, TensorDesc
+from openacl.runtime import checker, memory
 from openacl.runtime import device as _device
-from openacl.runtime import memory
 from openacl.runtime.buffers import data_buffers
 from openacl.runtime.handles import HandleTable
 from openacl.runtime.sched.stream import Stream
@@ -102,6 +102,7 @@ class Bound:
     keep: tuple[object, ...]
     targets: tuple[Target, ...]
     direct: tuple[int | None, ...]  # per output: the address onnxruntime writes to, or None (copied after)
+    spans: tuple[tuple[int, int], ...] = ()  # [start, end) of each input the operator reads
 
 
 def _check_memory(addr: int, size: int, desc: TensorDesc, what: Callable[[], str], *, write: bool) -> memory.Region:
@@ -169,7 +170,7 @@ def bind(
     for desc, result in zip(out_descs, compiled.results, strict=True):
         if not desc.is_static:
             desc.dims = result.shape  # CANN rewrites an output desc of dynamic shape with the real one
-    return Bound(tuple(addrs), tuple(keep), tuple(targets), tuple(direct))
+    return Bound(tuple(addrs), tuple(keep), tuple(targets), tuple(direct), tuple(spans))
 
 
 def _copy_out(op_type: str, copies: list[np.ndarray | None], targets: tuple[Target, ...]) -> None:
@@ -191,8 +192,20 @@ def _check_direct(op_type: str, bound: Bound) -> tuple[memory.Region, ...]:
     )
 
 
+def _declare(op_type: str, bound: Bound, stream: Stream) -> tuple:
+    """``openacl check``: the operator's task reads its inputs and writes its outputs; the program's site."""
+    reads = [(low, high - low) for low, high in bound.spans]
+    checker.on_task(stream, f"operator {op_type}", reads, [(target.addr, target.need) for target in bound.targets])
+    return checker.site()
+
+
 def _queue(compiled: CompiledOp, bound: Bound, stream: Stream) -> None:
+    at = _declare(compiled.op_type, bound, stream) if checker.enabled else None
+
     def work() -> None:
+        if at is not None:
+            for index, (low, high) in enumerate(bound.spans):
+                memory.note_read(low, high - low, f"operator {compiled.op_type} input {index}", at)
         pins = _check_direct(compiled.op_type, bound)
         _copy_out(compiled.op_type, compiled.run_into(bound.inputs, bound.direct), bound.targets)
         del pins  # held until onnxruntime wrote in place

@@ -29,6 +29,7 @@ import os
 import sys
 import threading
 import traceback
+import weakref
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -197,7 +198,12 @@ def reset() -> None:
         _live.clear()
         _freed.clear()
         _queued.clear()
-        _event_marks.clear()
+        _host_clock.clear()
+        _stream_clocks.clear()
+        _event_clocks.clear()
+        _awaiting.clear()
+        _notify_set.clear()
+        _blind.clear()
         _written.clear()
 
 
@@ -335,7 +341,7 @@ def forget(kind: str, handle: int) -> None:
 def on_destroy(kind: str, handle: int) -> None:
     _forget((kind, handle))
     if kind == "stream":  # destroying a stream waits for its tasks
-        _ordered(handle)
+        _forget_stream(handle)
 
 
 def _facade_call() -> str:
@@ -366,43 +372,150 @@ def on_stale_handle(kind: str, handle: int, destroying: bool) -> None:
     )
 
 
-# ----- races: host accesses against the tasks queued on streams that the host is not ordered after yet -----
+# ----- races: happens-before between the host and the streams -----
 #
-# A task's ranges are recorded when it is queued. The host is ordered after a stream's queued tasks by a
-# synchronize of that stream (or the device), a query that finds it done, a synchronize (or done query) of an event
-# recorded on it after them, the stream's destruction, or a callback queued on it after them (while and after it
-# runs). Order, not timing, decides: a read of a task's output before any of those is a race even if the task
-# happened to be done.
+# Order, not timing, decides: each stream and the host keep a vector clock (stream handle -> how many of that
+# stream's range-declaring tasks they are ordered after). A task queued on a stream takes the next number of the
+# stream's own component, after the host's clock is merged into the stream's (what the host did before the
+# enqueue comes before the task). An event record carries its stream's clock, which ``stream_wait_event`` merges
+# into the waiting stream's. The host merges a stream's clock when it synchronizes it (or the device, or destroys
+# it, or a query finds it done), an event's when it synchronizes it or a query finds it done, and the clock a
+# callback was queued with when the callback runs. All host threads are one host (a false negative at worst).
+#
+# Races: a host access against a queued task the host's clock does not cover (``on_host_access``), and a task
+# against a task of another stream that the new task's stream clock does not cover, one of them writing
+# (``on_task``). A read of a task's output that happened to come after the task ran is still a race.
+#
+# Invariant: ``_queued[h]`` holds, in queue order, the tasks of stream ``h`` the host's clock does not cover yet
+# (at most ``_QUEUED_CAP``: the oldest are forgotten first), and no empty list; a task every clock will cover
+# from now on (the host's covers it, and every enqueue merges the host's) cannot race again, so it is forgotten.
+
+Clock = dict[int, int]  # stream handle -> the number of its newest task ordered before
+
+_QUEUED_CAP = 1024  # per stream: the unordered tasks remembered (bounds memory and each enqueue's scan)
 
 
 @dataclass
 class _Queued:
     what: str
-    stream_id: int
+    queue: str  # "stream 3", "vdec channel 0": what orders it, for the report
     reads: tuple[tuple[int, int], ...]
     writes: tuple[tuple[int, int], ...]
     site: Site
-    serial: int = field(default_factory=lambda: next(_serials))
+    epoch: int = 0  # its number on its stream (the stream's own clock component once it is queued)
+    blind: bool = False  # queued behind a notify wait no record matched yet: its order with others is unknown
 
 
 _queued: dict[int, list[_Queued]] = {}  # by stream handle: the tasks the host is not ordered after yet
-_event_marks: dict[int, tuple[int, int]] = {}  # id(event) -> (stream handle, serial) of its newest record
+_host_clock: Clock = {}
+_stream_clocks: dict[int, Clock] = {}  # by stream handle: the clock of the stream's newest enqueue
+_event_clocks: weakref.WeakKeyDictionary[object, Clock] = weakref.WeakKeyDictionary()  # of the newest record
+
+
+def _join(into: Clock, other: Clock) -> None:
+    for handle, epoch in other.items():
+        if into.get(handle, 0) < epoch:
+            into[handle] = epoch
+
+
+def _enqueue_clock_locked(handle: int) -> Clock:
+    """The clock of stream ``handle`` at an enqueue: whatever the host is ordered after comes before it."""
+    clock = _stream_clocks.get(handle)
+    if clock is None:
+        clock = _stream_clocks[handle] = {}
+    _join(clock, _host_clock)
+    return clock
+
+
+def _unordered(entries: list[_Queued], seen: int) -> list[_Queued]:
+    """The tasks of ``entries`` (in queue order) numbered above ``seen``: a suffix, found from the end."""
+    i = len(entries)
+    while i and entries[i - 1].epoch > seen:
+        i -= 1
+    return entries[i:]
+
+
+def _unordered_elsewhere(handle: int, clock: Clock) -> list[_Queued]:
+    """The tasks of the other streams that ``clock`` (stream ``handle``'s) does not cover (``_lock`` held)."""
+    found: list[_Queued] = []
+    for other, entries in _queued.items():
+        if other != handle:
+            found.extend(q for q in _unordered(entries, clock.get(other, 0)) if not q.blind)
+    return found
 
 
 def on_task(stream: object, what: str, reads: list[tuple[int, int]], writes: list[tuple[int, int]]) -> None:
-    entry = _Queued(what, getattr(stream, "id", 0), tuple(reads), tuple(writes), site())
+    """A task that reads and writes these ranges is queued on ``stream``: a race with any task of another stream
+    that touches the same bytes, one of them writing, with nothing ordering the two."""
+    _queue_task(stream.handle, f"stream {getattr(stream, 'id', 0)}", what, reads, writes)  # type: ignore[attr-defined]
+
+
+def _queue_task(
+    handle: int, queue: str, what: str, reads: list[tuple[int, int]], writes: list[tuple[int, int]]
+) -> None:
+    entry = _Queued(what, queue, tuple(reads), tuple(writes), site())
     with _lock:
-        _queued.setdefault(stream.handle, []).append(entry)  # type: ignore[attr-defined]
+        clock = _enqueue_clock_locked(handle)
+        entry.epoch = clock[handle] = clock.get(handle, 0) + 1
+        entry.blind = handle in _blind
+        others = [] if entry.blind else _unordered_elsewhere(handle, clock)
+        entries = _queued.setdefault(handle, [])
+        entries.append(entry)
+        if len(entries) > _QUEUED_CAP:
+            del entries[0]
+    for q in others:
+        _check_pair(entry, q)
 
 
-def _ordered(handle: int, up_to: int | None = None) -> None:
-    if handle not in _queued:  # nothing queued on it (a dict lookup is atomic): no lock for each callback
+def _check_pair(new: _Queued, old: _Queued) -> None:
+    """Two unordered tasks of two streams: a race if they touch the same bytes, one of them writing (once)."""
+    for addr, size in new.writes:
+        if size and _overlap(old.writes, addr, size):
+            _stream_race(new, "writes", addr, size, old, "writes")
+            return
+        if size and _overlap(old.reads, addr, size):
+            _stream_race(new, "writes", addr, size, old, "reads")
+            return
+    for addr, size in new.reads:
+        if size and _overlap(old.writes, addr, size):
+            _stream_race(new, "reads", addr, size, old, "writes")
+            return
+
+
+def _stream_race(new: _Queued, verb: str, addr: int, size: int, old: _Queued, old_verb: str) -> None:
+    _record(
+        Finding(
+            "race",
+            f"{new.what} queued on {new.queue} {verb} memory that {old.what} queued on {old.queue} {old_verb}, "
+            "with nothing ordering them (no event recorded after one and waited for before the other, no "
+            "synchronize in between)",
+            size,
+            addr,
+            (("access", new.site), ("queued", old.site)),
+        )
+    )
+
+
+def _host_joins(clock: Clock) -> None:
+    """The host is ordered after everything ``clock`` covers: the tasks it now covers are forgotten."""
+    if not _queued:  # nothing unordered (a dict's truth is atomic): a later task numbers above any of ``clock``
         return
     with _lock:
-        if up_to is None:
-            _queued.pop(handle, None)
-        elif handle in _queued:
-            _queued[handle] = [q for q in _queued[handle] if q.serial > up_to]
+        _join(_host_clock, clock)
+        for handle in [h for h in _queued if h in clock]:
+            seen = _host_clock[handle]
+            kept = [q for q in _queued[handle] if q.epoch > seen]
+            if kept:
+                _queued[handle] = kept
+            else:
+                del _queued[handle]
+
+
+def _ordered(handle: int) -> None:
+    """The host waited for everything queued on stream ``handle``."""
+    with _lock:
+        clock = dict(_stream_clocks.get(handle, ()))
+    _host_joins(clock)
 
 
 def on_host_ordered(stream: object) -> None:
@@ -410,28 +523,101 @@ def on_host_ordered(stream: object) -> None:
     _ordered(stream.handle)  # type: ignore[attr-defined]
 
 
-def on_record(event: object, stream: object) -> None:
+def _forget_stream(handle: int) -> None:
+    """A destroyed stream: the host is ordered after all of it, so no clock needs its component any more."""
+    _ordered(handle)
     with _lock:
-        _event_marks[id(event)] = (stream.handle, next(_serials))  # type: ignore[attr-defined]
+        _stream_clocks.pop(handle, None)
+        _host_clock.pop(handle, None)
+        for clock in itertools.chain(_stream_clocks.values(), _event_clocks.values()):
+            clock.pop(handle, None)
+
+
+def on_record(event: object, stream: object) -> None:
+    """``record_event``: the event carries what its stream is ordered after, this record's tasks included."""
+    with _lock:
+        _event_clocks[event] = dict(_enqueue_clock_locked(stream.handle))  # type: ignore[attr-defined]
+
+
+def on_wait(event: object, stream: object) -> None:
+    """``stream_wait_event``: what ``stream`` runs from now on comes after the event's newest record."""
+    with _lock:
+        clock = _event_clocks.get(event)
+        if clock:
+            _join(_enqueue_clock_locked(stream.handle), clock)  # type: ignore[attr-defined]
+
+
+# A notify's wait lets its stream go on at whichever record passes first, even one queued after the wait. A wait
+# queued with no record pending leaves its stream *awaiting* until a record of that notify is queued, whose clock
+# it then takes: the tasks queued on it meanwhile may run after tasks queued later elsewhere, so they are never
+# checked against other streams' tasks, either way (a false negative at worst).
+#
+# Invariant: ``_awaiting[notify]`` holds the handles of the streams whose waits no queued record has matched yet,
+# oldest first, and ``_blind[h]`` counts the entries of stream ``h`` among them; a record queued while none wait
+# leaves its clock in ``_notify_set[notify]`` for the next wait (one record lets one wait through).
+
+_awaiting: weakref.WeakKeyDictionary[object, list[int]] = weakref.WeakKeyDictionary()
+_notify_set: weakref.WeakKeyDictionary[object, Clock] = weakref.WeakKeyDictionary()
+_blind: dict[int, int] = {}
+
+
+def on_notify_record(notify: object, stream: object) -> None:
+    """``record_notify``: the first wait not matched yet (else the next one) comes after what ``stream`` queued."""
+    with _lock:
+        clock = dict(_enqueue_clock_locked(stream.handle))  # type: ignore[attr-defined]
+        waiting = _awaiting.get(notify)
+        if not waiting:
+            _notify_set[notify] = clock
+            return
+        handle = waiting.pop(0)
+        _join(_enqueue_clock_locked(handle), clock)
+        _blind[handle] -= 1
+        if not _blind[handle]:
+            del _blind[handle]
+
+
+def on_notify_wait(notify: object, stream: object) -> None:
+    """``wait_and_reset_notify``: ``stream`` goes on after a record of ``notify``, queued already or still to come."""
+    with _lock:
+        clock = _notify_set.pop(notify, None)
+        if clock is not None:
+            _join(_enqueue_clock_locked(stream.handle), clock)  # type: ignore[attr-defined]
+            return
+        _awaiting.setdefault(notify, []).append(stream.handle)  # type: ignore[attr-defined]
+        _blind[stream.handle] = _blind.get(stream.handle, 0) + 1  # type: ignore[attr-defined]
 
 
 def on_event_reached(event: object) -> None:
     """The host saw ``event`` complete: it is ordered after what its stream had queued before the record."""
     with _lock:
-        mark = _event_marks.get(id(event))
-    if mark is not None:
-        _ordered(*mark)
+        clock = _event_clocks.get(event)
+    if clock:
+        _host_joins(clock)
 
 
 def ordered_callback(stream: object, fn):
-    """``fn`` as a stream callback: when it runs, the host is ordered after what was queued before it."""
-    handle, up_to = stream.handle, next(_serials)  # type: ignore[attr-defined]
+    """``fn`` as a stream callback: when it runs, the host is ordered after what was queued before it. Its launch
+    is kept raw, for ``on_callbacks_dropped``."""
+    ordered = _ordered_after(stream.handle, fn)  # type: ignore[attr-defined]
+    if ordered is fn:  # a wrapper of its own, to carry the launch site
+
+        def ordered(*args: object) -> object:
+            return fn(*args)
+
+    ordered.launched_at = raw_site()  # type: ignore[attr-defined]
+    return ordered
+
+
+def _ordered_after(handle: int, fn):
+    if not _queued:  # nothing unordered now: whatever is queued later is queued after the callback
+        return fn
+    with _lock:
+        clock = dict(_enqueue_clock_locked(handle))
 
     def callback(*args: object) -> object:
-        _ordered(handle, up_to)
+        _host_joins(clock)
         return fn(*args)
 
-    callback.launched_at = raw_site()  # type: ignore[attr-defined]  # for ``on_callbacks_dropped``
     return callback
 
 
@@ -450,6 +636,24 @@ def on_callbacks_dropped(stream_id: int, fns: list, why: str) -> None:
                 (("access", site()), ("queued", launched[0])),
             )
         )
+
+
+# ----- channels: a VDEC channel writes each frame's picture in send order, before that frame's callback -----
+#
+# A channel is ordered like a stream, under its desc's handle (handles are unique across kinds): each frame is a
+# task of the channel, and its callback, when it runs, orders the host after it (as a stream callback does).
+
+
+def on_channel_task(handle: int, queue: str, what: str, writes: list[tuple[int, int]], callback):
+    """A frame sent to channel ``handle`` that writes ``writes`` before ``callback`` runs; returns the callback to
+    call instead (the host is ordered after the frame from inside it)."""
+    _queue_task(handle, queue, what, [], writes)
+    return _ordered_after(handle, callback)
+
+
+def on_channel_closed(handle: int) -> None:
+    """Every frame of the channel was delivered (or dropped): nothing it queued can race any more."""
+    _forget_stream(handle)
 
 
 def _overlap(ranges: tuple[tuple[int, int], ...], addr: int, size: int) -> bool:
@@ -478,7 +682,7 @@ def _race(what: str, verb: str, addr: int, size: int, q: _Queued, task_verb: str
     _record(
         Finding(
             "race",
-            f"{what} {verb} memory that {q.what} queued on stream {q.stream_id} {task_verb}, before anything "
+            f"{what} {verb} memory that {q.what} queued on {q.queue} {task_verb}, before anything "
             "ordered the host after it",
             size,
             addr,
@@ -496,7 +700,7 @@ def on_stream_destroy(stream: object) -> None:
         _record(
             Finding(
                 "misuse",
-                f"destroy_stream of stream {queued[0].stream_id} with {len(queued)} task(s) queued that the host never "
+                f"destroy_stream of {queued[0].queue} with {len(queued)} task(s) queued that the host never "
                 f"waited for ({queued[0].what} first): synchronize_stream before destroying it",
                 0,
                 0,
@@ -527,9 +731,11 @@ def _forget_queued_in(addr: int, size: int) -> None:
     """Memory freed: the tasks' ranges in it mean nothing any more (the address may be handed out again)."""
     with _lock:
         for handle, entries in list(_queued.items()):
-            _queued[handle] = [
-                q for q in entries if not (_overlap(q.reads, addr, size) or _overlap(q.writes, addr, size))
-            ]
+            kept = [q for q in entries if not (_overlap(q.reads, addr, size) or _overlap(q.writes, addr, size))]
+            if kept:
+                _queued[handle] = kept
+            else:
+                del _queued[handle]
 
 
 # ----- uninitialized: reads of device memory that nothing wrote -----

@@ -220,6 +220,9 @@ def enqueue_copy2d(
 ) -> None:
     """Check now, copy when the stream gets there (a region freed in between fails the task, as for memcpy)."""
     dst_region, src_region = check_copy2d(dst, dpitch, src, spitch, width, height, kind)
+    if checker.enabled:  # each side as the one range its rows span
+        spans = ([(src, _span(spitch, width, height))], [(dst, _span(dpitch, width, height))])
+        checker.on_task(stream, "memcpy2d_async", *spans)
 
     def work() -> None:
         _check_source_still_allocated("memcpy2d_async", src_region)
@@ -269,6 +272,8 @@ def enqueue_reduce(stream: Stream, dst: int, src: int, count: int, kind: int, da
         raise AclError(_INVALID, f"count {count} is not a positive multiple of the {dtype.itemsize}-byte element")
     dst_region = region_for(dst, count, "destination", write=True)
     src_region = region_for(src, count, "source")
+    if checker.enabled:
+        checker.on_task(stream, "reduce_async", [(src, count), (dst, count)], [(dst, count)])
 
     def work() -> None:
         _check_source_still_allocated("reduce_async", src_region)

@@ -294,11 +294,22 @@ def region_for(addr: int, size: int, what: str, *, write: bool = False) -> Regio
     region = space.find(addr, size)
     if region is None:
         if checker.enabled:
-            checker.on_bad_access(addr, size, what)
+            _check_bad_range(addr, size, what)
         raise AclError(_INVALID, f"{what} {addr:#x} (+{size} bytes) is not inside any allocation")
     if write and not region.writable:
         raise AclError(_INVALID, f"{what} {addr:#x} is read-only memory")
     return region
+
+
+def _check_bad_range(addr: int, size: int, what: str) -> None:
+    """``openacl check``, on a range refused: an overrun if it starts inside a live allocation and runs past its
+    end (a task's range, or a copy's past the tolerated overrun: the call still fails as without check), else a
+    use after free if it lies in memory the program freed."""
+    start = space.find(addr, 1) if size > 0 else None
+    if start is not None:
+        checker.on_overrun(start, start.size, addr, size, start.end - addr, what)
+    else:
+        checker.on_bad_access(addr, size, what)
 
 
 def note_read(addr: int, size: int, what: str, at: tuple | None = None) -> None:
@@ -504,9 +515,16 @@ def read_bytes(addr: int, size: int, what: str = "pointer", *, by_host: bool = F
     """A copy of ``size`` bytes at ``addr`` (known, live memory, pinned while they are read); ``by_host``: the
     program reads it (``ptr_to_bytes``), which ``openacl check`` orders against queued tasks."""
     region = region_for(addr, size, what)
-    if by_host and checker.enabled and not checker.on_host_access("ptr_to_bytes", reads=[(addr, size)]):
-        note_read(addr, size, "ptr_to_bytes")
+    if by_host and checker.enabled:
+        host_read(addr, size, "ptr_to_bytes")
     return _string_at(addr, size, region)
+
+
+def host_read(addr: int, size: int, what: str) -> None:
+    """``openacl check``: a call of the program reads this range now (callers test ``enabled``): a race if a queued
+    task will still write it, else uninitialized if nothing wrote any of it."""
+    if not checker.on_host_access(what, reads=[(addr, size)]):
+        note_read(addr, size, what)
 
 
 def write_bytes(addr: int, data: bytes, what: str) -> None:

@@ -23,6 +23,7 @@ import itertools
 
 from openacl import trace
 from openacl.errors import AclCode, AclError
+from openacl.runtime import checker
 from openacl.runtime import device as _device
 from openacl.runtime.handles import HandleTable
 from openacl.runtime.sched import lock as _lock
@@ -61,6 +62,8 @@ class Notify:
             stream.check_open_locked()
             self._pending.append(task)
             stream.enqueue_locked(task)
+        if checker.enabled:
+            checker.on_notify_record(self, stream)
 
     def wait_and_reset(self, stream: Stream, timeout_ms: int) -> None:
         if not 0 <= timeout_ms <= MAX_TIMEOUT_MS:
@@ -70,6 +73,8 @@ class Notify:
         with _lock.locked:
             stream.check_open_locked()
             stream.enqueue_locked(task)
+        if checker.enabled:
+            checker.on_notify_wait(self, stream)
 
     def reset(self) -> None:
         """Clear the notify now (``notify_batch_reset``): a record already passed no longer lets a wait through."""
