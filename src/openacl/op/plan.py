@@ -90,12 +90,17 @@ class PlanCache:
         self._plans: dict[Hashable, Plan] = {}
 
     def take(self, key: Hashable) -> tuple[Plan, tuple[memory.Region, ...]] | None:
-        """The plan for ``key`` with its pins for one call, if it is still current."""
+        """The plan for ``key`` with its pins for one call, if it is still current (``Plan.current`` and
+        ``Plan.pins``, inline: this is every repeated call's path)."""
         plan = self._plans.get(key)
-        if plan is None or not plan.current():
+        if (
+            plan is None
+            or memory.space.generation != plan.generation
+            or list(map(_version, plan.objects)) != plan.versions
+        ):
             return None
-        pins = plan.pins()
-        return None if pins is None else (plan, pins)
+        pins = tuple(ref() for ref in plan.refs)
+        return None if None in pins else (plan, pins)  # type: ignore[return-value]
 
     def put(self, key: Hashable, plan: Plan) -> None:
         dropped = []  # let go after the lock: the last reference to a compiled operator may go with a plan
