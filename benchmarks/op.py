@@ -1,19 +1,19 @@
 """Single operators: acl.op.execute_v2 against an onnxruntime IO-binding run of the same one-node model, side by side.
 
 (a) execute_v2 of a float32 Add on a stream, then synchronize_stream, per call after the first (the call plan
-    makes repeated identical calls cheap), vs an onnxruntime IO-binding run of the same ONNX model as a program
-    writes one: bind the inputs and the output at their addresses, run. The session has openacl's own session
-    options (no thread spinning after a run, as for models). Add [16] (fixed costs dominate): target ratio <= 2.5;
-    Add [256, 1024]: target ratio <= 1.5.
-(a0) the same against the floor: run_with_iobinding of a binding made once, the least Python code around that
-    onnxruntime run, and so the least execute_v2 could ever cost. No target.
+    makes repeated identical calls cheap), vs the floor: the same ONNX model in an onnxruntime session with
+    openacl's own session options (no thread spinning after a run, as for models), run through an IO binding of
+    its inputs and output made once (``run_with_iobinding``), the least Python code around that run, and so the
+    least execute_v2 could ever cost. Add [16] (fixed costs dominate): target ratio <= 2.5; Add [256, 1024]:
+    target ratio <= 1.5. The notes give, for reference, two more ways to run the model: ``session.run`` with numpy
+    feeds (what earlier versions of this benchmark compared with), and an IO binding made for each run.
 (b) the first call: lowering, ONNX shape inference and the onnxruntime session (the compile cost), vs creating
     an onnxruntime session of the same model. No target: it is paid once per signature.
 
-Each (a) figure is the median of many short interleaved rounds (a few calls of ours, then as many of the floor,
-round after round): drift on a noisy machine hits both alike, and a round the scheduler cut into is outvoted (a long
-round would be cut more often than a short one, which would favour the faster side). A figure whose rounds spread
-wider than 20 % (p10-p90, of the median) is flagged.
+Each (a) figure is the median of many short interleaved rounds (a few calls of each, round after round): drift on
+a noisy machine hits all alike, and a round the scheduler cut into is outvoted (a long round would be cut more
+often than a short one, which would favour the faster side). A figure whose rounds spread wider than 20 % (p10-p90,
+of the median) is flagged.
 
 Usage: python benchmarks/op.py [--quick] [--json]
 """
@@ -88,27 +88,32 @@ class Bare:
     def __init__(self, model: bytes, op: DeviceAdd) -> None:
         self.session = ort.InferenceSession(model, session_options(), providers=["CPUExecutionProvider"])
         self.out = np.empty_like(op.x1)
-        self.arrays = [("x0", op.x1), ("x1", op.x2)]
+        self.feeds = {"x0": op.x1, "x1": op.x2}
         self.binding = self.bind()
 
     def bind(self):
         binding = self.session.io_binding()
-        for name, array in self.arrays:
+        for name, array in self.feeds.items():
             binding.bind_input(name, "cpu", 0, np.float32, list(array.shape), array.ctypes.data)
         binding.bind_output("y0", "cpu", 0, np.float32, list(self.out.shape), self.out.ctypes.data)
         return binding
 
-    def run(self) -> None:
-        """The baseline: an IO-binding run as a program writes one."""
-        self.session.run_with_iobinding(self.bind())
-
     def floor(self) -> None:
-        """The floor: the run alone, on a binding made once."""
+        """The baseline: the run alone, on a binding made once."""
         self.session.run_with_iobinding(self.binding)
 
+    def run(self) -> None:
+        """For reference: ``session.run`` with numpy feeds."""
+        self.session.run(["y0"], self.feeds)
 
-def bench_calls(shape: tuple[int, ...], stream: int, rounds: int, n: int) -> dict:
-    """Per-call seconds of each round (ours, floor), the first call and the baseline session creation."""
+    def bind_and_run(self) -> None:
+        """For reference: an IO binding made for the run."""
+        self.session.run_with_iobinding(self.bind())
+
+
+def bench_calls(shape: tuple[int, ...], stream: int, rounds: int) -> dict:
+    """Per-call seconds of each round (ours, the floor, the two references), the first call and the session
+    creation."""
     op = DeviceAdd(shape, stream)
     compiled.cache.clear()
     start = time.perf_counter()
@@ -119,15 +124,15 @@ def bench_calls(shape: tuple[int, ...], stream: int, rounds: int, n: int) -> dic
     ort.InferenceSession(model, providers=["CPUExecutionProvider"])
     create = time.perf_counter() - start
     bare = Bare(model, op)
-    bare.run()
+    bare.floor()
     np.testing.assert_allclose(bare.out, op.x1 + op.x2)
-    ours, base, floor = [], [], []
+    runs = {"openacl": op.call, "floor": bare.floor, "session.run": bare.run, "binding per run": bare.bind_and_run}
+    times: dict[str, list[float]] = {name: [] for name in runs}
     for _ in range(rounds):
-        ours.append(per_call(op.call, n))
-        base.append(per_call(bare.run, n))
-        floor.append(per_call(bare.floor, n))
+        for name, fn in runs.items():
+            times[name].append(per_call(fn, CALLS_PER_ROUND))
     op.release()
-    return {"ours": ours, "base": base, "floor": floor, "first": first, "create": create}
+    return {"times": times, "first": first, "create": create}
 
 
 def main() -> int:
@@ -138,31 +143,24 @@ def main() -> int:
     acl.rt.set_device(0)
     context, _ = acl.rt.create_context(0)
     stream, _ = acl.rt.create_stream()
-    rows, notes = [], []
+    rows, notes, noisy = [], [], []
     try:
         for label, shape, target, rounds in (
             ("[16]", (16,), "<= 2.5", 2000),
             ("[256, 1024]", (256, 1024), "<= 1.5", 200),
         ):
-            found = bench_calls(shape, stream, rounds // 10 if args.quick else rounds, CALLS_PER_ROUND)
-            ours, base, floor = (statistics.median(found[name]) for name in ("ours", "base", "floor"))
+            found = bench_calls(shape, stream, rounds // 10 if args.quick else rounds)
+            median = {name: statistics.median(times) for name, times in found["times"].items()}
+            ours, floor = median["openacl"], median["floor"]
             rows.append(
                 (
                     f"(a) Add {label} execute_v2 + sync",
                     f"{ours * 1e6:.1f} us",
-                    f"{base * 1e6:.1f} us",
-                    ours / base,
+                    f"{floor * 1e6:.1f} us",
+                    ours / floor,
                     target,
                 )
             )
-            rows.append(
-                (f"(a0) Add {label} vs its floor", f"{ours * 1e6:.1f} us", f"{floor * 1e6:.1f} us", ours / floor, "")
-            )
-            for name, who in (("ours", "openacl"), ("base", "baseline"), ("floor", "floor")):
-                if spread(found[name]) > SPREAD_NOTE:
-                    notes.append(
-                        f"noisy: Add {label}, the {who} rounds spread {spread(found[name]):.0%} (p10-p90 of the median)"
-                    )
             first, create = found["first"], found["create"]
             rows.append(
                 (
@@ -173,15 +171,25 @@ def main() -> int:
                     "-",
                 )
             )
+            refs = ", ".join(
+                f"{name} {median[name] * 1e6:.1f} us (ratio {ours / median[name]:.2f})"
+                for name in ("session.run", "binding per run")
+            )
+            notes.append(f"(a) Add {label} for reference: {refs}")
+            for name, times in found["times"].items():
+                if spread(times) > SPREAD_NOTE:
+                    noisy.append(
+                        f"noisy: Add {label}, the {name} rounds spread {spread(times):.0%} (p10-p90 of the median)"
+                    )
     finally:
         acl.rt.destroy_stream(stream)
         acl.rt.destroy_context(context)
         acl.rt.reset_device(0)
         acl.finalize()
-    notes.insert(0, "baseline (a): an onnxruntime IO-binding run of the same model (bind, run); (a0): the run alone")
-    notes.insert(1, "on a binding made once, the least Python code around it (the floor); (b): creating a session")
-    notes.insert(2, f"(a): per call, the median of interleaved rounds of {CALLS_PER_ROUND} calls each")
-    print_rows(rows, args.json, notes)
+    notes.insert(0, "baseline (a): the floor, an onnxruntime IO-binding run of the same model on a binding made once")
+    notes.insert(1, "(the least Python code around that run); (b): creating an onnxruntime session of the model")
+    notes.insert(2, f"(a): per call, the median of interleaved rounds of {CALLS_PER_ROUND} calls of each")
+    print_rows(rows, args.json, notes + noisy)
     return 0
 
 
