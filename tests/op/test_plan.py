@@ -257,3 +257,34 @@ def test_plan_reads_and_writes_are_the_task_ranges(stream):
     assert isinstance(made, plan.Plan)
     assert made.reads == ((add.in_ptrs[0], 16), (add.in_ptrs[1], 16))
     assert made.writes == ((add.out_ptr, 16),)
+
+
+def test_every_change_renews_a_stamp():
+    """What the plan's check rests on: any assignment to a desc's fields, any attribute set, any buffer update,
+    and each destruction, gives the object a stamp it never had."""
+    import dataclasses
+
+    from openacl.op import attr as _attr
+    from openacl.runtime import buffers
+
+    desc = _desc.get(acl.create_tensor_desc(0, [2], 2))
+    seen = {desc.version}
+    for item in dataclasses.fields(desc):
+        if item.name != "version":
+            setattr(desc, item.name, getattr(desc, item.name))  # even the same value
+            assert desc.version not in seen
+            seen.add(desc.version)
+    handle = desc.handle
+    acl.destroy_tensor_desc(handle)
+    assert desc.version not in seen
+    attr = _attr.get(acl.op.create_attr())
+    before = attr.version
+    assert acl.op.set_attr_int(attr.handle, "n", 1) == 0
+    assert attr.version != before
+    buffer = buffers.data_buffers.get(acl.create_data_buffer(0, 0))
+    before = buffer.version
+    assert acl.update_data_buffer(buffer.handle, 0, 0) == 0
+    assert buffer.version != before
+    before = buffer.version
+    assert acl.destroy_data_buffer(buffer.handle) == 0
+    assert buffer.version != before

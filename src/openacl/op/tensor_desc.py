@@ -49,9 +49,13 @@ def check_dims(dims: list[int]) -> tuple[int, ...]:
     return tuple(dims)
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, init=False)
 class TensorDesc:
-    """One ``aclTensorDesc``. ``const`` holds a copy of the data ``set_tensor_const`` was given."""
+    """One ``aclTensorDesc``. ``const`` holds a copy of the data ``set_tensor_const`` was given.
+
+    Every assignment to a field after ``__init__`` renews ``version`` (``__setattr__``); ``__init__`` fills the
+    fields directly, so making a desc costs no stamp per field (programs make descs per call).
+    """
 
     dtype: int
     dims: tuple[int, ...]
@@ -68,6 +72,16 @@ class TensorDesc:
     value_range: tuple[tuple[object, object], ...] = ()
     handle: int = field(default=0, repr=False)
     version: int = field(default=0, repr=False)
+
+    def __init__(
+        self, dtype: int, dims: tuple[int, ...], format: int, name: str = "", const: bytes | None = None,
+        placement: int = ACL_MEMTYPE_DEVICE,
+    ) -> None:  # fmt: skip
+        self.__dict__.update(
+            dtype=dtype, dims=dims, format=format, name=name, const=const, placement=placement, storage_format=None,
+            storage_dims=None, origin_format=None, origin_dims=None, dynamic_input="", shape_range=(), value_range=(),
+            handle=0, version=stamp(),
+        )  # fmt: skip
 
     def __setattr__(self, name: str, value: object) -> None:
         object.__setattr__(self, name, value)
