@@ -259,6 +259,22 @@ def test_plain_int_fast_path_agrees_with_the_converters(values):
         assert [type(v) for v in parsed] == [type(v) for v in expected]
 
 
+@given(st.one_of(st.text(max_size=8), st.sampled_from(["Add", "A\x00dd", "\udc80", "Ädd", b"Add", 1, None])))
+def test_plain_str_fast_path_agrees_with_the_converters(value):
+    """``"s"`` in the fast path (acl.op's operator type): a plain ASCII str without NUL is returned untouched;
+    anything else (a NUL, a lone surrogate, bytes, a non-str) goes through the converter as before."""
+    try:
+        expected = [_args._CONVERTERS["s"](value), 7]
+    except (TypeError, ValueError, OverflowError):
+        expected = None
+    parse = _args.parser("sk", "acl.test.f")
+    if expected is None:
+        with pytest.raises(TypeError, match=r"^acl\.test\.f args parse failed$"):
+            parse((value, 7), {})
+    else:
+        assert list(parse((value, 7), {})) == expected
+
+
 # ----- the formats acl.op needs: f (C float), L (long long), B (unsigned char) -----
 
 

@@ -178,17 +178,24 @@ def parser(fmt: str, qualname: str) -> Callable[[tuple, dict], list]:
     # The common call passes every argument as a plain int in range, which every converter leaves as it is:
     # checking just that keeps the hot calls (launch_callback, memcpy_async ...) cheap.
     plain_ints = tuple((i, *_PLAIN_RANGES[c]) for i, c in enumerate(codes) if c in _PLAIN_RANGES)
-    fast = all(c in _PLAIN_RANGES or c == "O" for c in codes)
+    # ... and a plain ASCII str without NUL, which ``"s"`` leaves as it is too (acl.op's operator type).
+    plain_strs = tuple(i for i, c in enumerate(codes) if c == "s")
+    fast = all(c in _PLAIN_RANGES or c in "Os" for c in codes)
 
     def parse(args: tuple, kwargs: dict) -> tuple | list:
         n = len(args)
         if fast and n == most and not kwargs:
-            for i, low, high in plain_ints:
+            for i in plain_strs:
                 value = args[i]
-                if type(value) is not int or not low <= value <= high:
+                if type(value) is not str or not value.isascii() or "\x00" in value:
                     break
             else:
-                return args
+                for i, low, high in plain_ints:
+                    value = args[i]
+                    if type(value) is not int or not low <= value <= high:
+                        break
+                else:
+                    return args
         if kwargs or n < required or (n > most and not ignore_extra):
             raise ArgumentTypeError(message)
         try:

@@ -164,10 +164,16 @@ def _lists(qualname: str, **lists: object) -> list[list[int]]:
 
 @api("sOOOOkk")
 def execute_v2(op_type, input_desc, inputs, output_desc, outputs, attr, stream):
-    descs_in, bufs_in, descs_out, bufs_out = _lists(
-        "acl.op.execute_v2", input_desc=input_desc, inputs=inputs, output_desc=output_desc, outputs=outputs
+    q = "acl.op.execute_v2"  # the hot call: its lists checked one by one, with no keyword dict in between
+    _execute.execute(
+        op_type,
+        handle_list(input_desc, q, "input_desc"),
+        handle_list(inputs, q, "inputs"),
+        handle_list(output_desc, q, "output_desc"),
+        handle_list(outputs, q, "outputs"),
+        attr,
+        stream,
     )
-    _execute.execute(op_type, descs_in, bufs_in, descs_out, bufs_out, attr, stream)
 
 
 @api("sOOOOkk")

@@ -4,6 +4,9 @@ Each value keeps the kind it was set with (``set_attr_int`` gives an ``int`` att
 checks kinds: an ``int`` where the operator wants a ``list_int`` is ``ACL_ERROR_OP_ATTR_NOT_MATCH``. Setting a
 name again replaces its value and kind, as in CANN. Values are stored as Python scalars and tuples, so an
 attribute set is hashable and part of a compiled operator's signature.
+
+Invariant: an attribute set changes only through ``OpAttr.set`` (and ends with ``destroy``), each of which renews its
+``version`` stamp (``runtime.versions``) after the change: a cached operator plan sees the change by the stamp.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from dataclasses import dataclass, field
 
 from openacl.errors import AclCode, AclError
 from openacl.runtime.handles import HandleTable
+from openacl.runtime.versions import stamp
 
 BOOL, INT, FLOAT, STRING, DATA_TYPE = "bool", "int", "float", "string", "data_type"
 LIST_BOOL, LIST_INT, LIST_FLOAT, LIST_STRING = "list_bool", "list_int", "list_float", "list_string"
@@ -65,11 +69,13 @@ class OpAttr:
 
     values: dict[str, tuple[str, object]] = field(default_factory=dict)
     handle: int = 0
+    version: int = field(default_factory=stamp, repr=False)
 
     def set(self, name: str, kind: str, value: object) -> None:
         if not name:
             raise AclError(_INVALID, "an attribute needs a name")
         self.values[name] = (kind, value)
+        self.version = stamp()
 
     def signature(self) -> tuple:
         return tuple(sorted(self.values.items()))
@@ -91,7 +97,7 @@ def get(handle: int) -> OpAttr:
 
 
 def destroy(handle: int) -> None:
-    attrs.remove(handle)
+    attrs.remove(handle).version = stamp()
 
 
 def _target(handle: int) -> OpAttr:

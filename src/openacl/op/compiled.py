@@ -77,7 +77,8 @@ class CompiledOp:
     It runs on memory the caller checked (``run_into``): onnxruntime reads the inputs and writes the
     outputs in place through an IOBinding of their addresses, with no copy. The binding of a buffer set is
     kept and reused by the next call with the same addresses (the common loop), one caller at a time: a
-    binding is taken out of the pool for the run and put back after it.
+    binding is taken out of the pool for the run and put back after it. The pools of the ``BINDINGS_PER_OP``
+    buffer sets made last are kept.
     """
 
     def __init__(
@@ -92,7 +93,7 @@ class CompiledOp:
         self._output_names = [f"y{i}" for i in range(len(results))]
         self.input_bytes = sum(feed.nbytes for feed in feeds)
         self._lock = atfork.lock()
-        self._bindings: OrderedDict[tuple, list] = OrderedDict()
+        self._bindings: dict[tuple, list] = {}  # buffer set -> bindings not in use, oldest set first
 
     def run(self, arrays: list[np.ndarray]) -> list[np.ndarray]:
         """Run on numpy arrays (tests, tools): one array per feed."""
@@ -113,12 +114,14 @@ class CompiledOp:
         """Run reading each feed at its address and writing each output at its address (checked by the caller).
 
         An output whose address is None is returned as an array for the caller to copy; the others are None.
+        The pool of a buffer set is taken from and given back to without the lock (``list.pop`` and ``append``
+        are atomic under the GIL): the lock guards adding and dropping buffer sets only.
         """
         key = (inputs, outputs)
-        with self._lock:
-            pool = self._bindings.get(key)
-            binding = pool.pop() if pool else None
-        if binding is None:
+        pool = self._bindings.get(key)
+        try:
+            binding = pool.pop() if pool is not None else self._bind(inputs, outputs)
+        except IndexError:  # every binding of this set is in use by another run
             binding = self._bind(inputs, outputs)
         try:
             self.session.run_with_iobinding(binding)
@@ -130,12 +133,20 @@ class CompiledOp:
         if None in outputs:
             values = binding.get_outputs()
             copies = [values[i].numpy().copy() if addr is None else None for i, addr in enumerate(outputs)]
-        with self._lock:
-            self._bindings.setdefault(key, []).append(binding)
-            self._bindings.move_to_end(key)
-            while len(self._bindings) > BINDINGS_PER_OP:
-                self._bindings.popitem(last=False)
+        if pool is None:
+            pool = self._pool(key)
+        pool.append(binding)
         return copies
+
+    def _pool(self, key: tuple) -> list:
+        """The pool of a buffer set, made now; the oldest set's goes past ``BINDINGS_PER_OP`` (after the lock)."""
+        dropped = []
+        with self._lock:
+            pool = self._bindings.setdefault(key, [])
+            while len(self._bindings) > BINDINGS_PER_OP:
+                dropped.append(self._bindings.pop(next(iter(self._bindings))))
+        del dropped
+        return pool
 
 
 def _numpy_dtype(desc: TensorDesc, what: str) -> np.dtype:
@@ -323,6 +334,11 @@ class OpCache:
             while len(self._entries) > self.capacity:
                 self._entries.popitem(last=False)
         return compiled
+
+    def note_hit(self) -> None:
+        """A call that found its compiled operator through its plan (``plan``), without asking the cache. A
+        statistic only: counted without the lock, a race between two threads may lose one."""
+        self._hits += 1
 
     def clear(self) -> None:
         with self._lock:

@@ -4,7 +4,8 @@ Guarantees:
 - Everything is checked before anything is queued: descs, attributes and the compiled operator (see
   ``compiled``), every data buffer handle, and every buffer's memory (inside a known allocation, large
   enough, device memory unless its desc's placement says host, outputs writable). A bad call is an error
-  code from ``execute_v2`` itself and queues nothing.
+  code from ``execute_v2`` itself and queues nothing. A call with the same handles as an earlier one, none of
+  them changed nor the memory table, takes that call's plan (``plan``): the checks' answers are the same.
 - The operator runs when its stream reaches it, after every copy, event wait and callback queued before it,
   and reads its inputs then, in place (onnxruntime is bound to the buffers' addresses, no copy); work
   queued after it sees its outputs. The memory stays alive until then, even if freed meanwhile. A failure
@@ -23,7 +24,9 @@ operators with shape ranges.
 
 from __future__ import annotations
 
+import functools
 import os
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -33,10 +36,11 @@ from openacl.errors import AclCode, AclError
 from openacl.op import attr as _attr
 from openacl.op import tensor_desc as _desc
 from openacl.op.compiled import CompiledOp, cache, infer
+from openacl.op.plan import Output, Plan, plans
 from openacl.op.tensor_desc import ACL_MEMTYPE_DEVICE, TensorDesc
 from openacl.runtime import checker, memory
 from openacl.runtime import device as _device
-from openacl.runtime.buffers import data_buffers
+from openacl.runtime.buffers import DataBuffer, data_buffers
 from openacl.runtime.handles import HandleTable
 from openacl.runtime.sched.stream import Stream
 from openacl.runtime.sched.task import work_task
@@ -81,30 +85,6 @@ def enqueue(stream: Stream, name: str, work: Callable[[], None], *, small: bool 
 # ----- binding buffers -----
 
 
-@dataclass(frozen=True)
-class Target:
-    """Where one output goes: memory checked at the call, pinned (``region``) until the operator wrote it.
-
-    ``size`` is the data buffer's, ``need`` what the desc takes; the write itself is checked when it happens
-    (``memory.task_write_region``): a buffer whose memory was freed and allocated again smaller keeps its size."""
-
-    addr: int
-    size: int
-    need: int
-    region: memory.Region
-
-
-@dataclass(frozen=True)
-class Bound:
-    """One call's checked memory: the feeds' addresses and the outputs' targets, with what keeps them alive."""
-
-    inputs: tuple[int, ...]
-    keep: tuple[object, ...]
-    targets: tuple[Target, ...]
-    direct: tuple[int | None, ...]  # per output: the address onnxruntime writes to, or None (copied after)
-    spans: tuple[tuple[int, int], ...] = ()  # [start, end) of each input the operator reads
-
-
 def _check_memory(addr: int, size: int, desc: TensorDesc, what: Callable[[], str], *, write: bool) -> memory.Region:
     """The region holding a buffer's bytes (``what`` names the buffer, built only for an error)."""
     region = memory.space.find(addr, size)
@@ -115,11 +95,20 @@ def _check_memory(addr: int, size: int, desc: TensorDesc, what: Callable[[], str
     return region
 
 
-def _bind_inputs(compiled: CompiledOp, in_descs: list[TensorDesc], in_bufs: list[int]) -> tuple[list, list, list]:
-    addrs, keep, spans = [], [], []
+def _buffer(handle: int, seen: list) -> DataBuffer:
+    """A data buffer, with its stamp read before its contents (``runtime.versions``)."""
+    buffer = data_buffers.get(handle)
+    seen.append((buffer, buffer.version))
+    return buffer
+
+
+def _bind_inputs(
+    compiled: CompiledOp, in_descs: list[TensorDesc], in_bufs: list[int], seen: list
+) -> tuple[list[int], list[memory.Region]]:
+    addrs, regions = [], []
     op_type = compiled.op_type
     for feed in compiled.feeds:
-        buffer = data_buffers.get(in_bufs[feed.index])
+        buffer = _buffer(in_bufs[feed.index], seen)
         nbytes = feed.nbytes
         if buffer.size < nbytes:
             what = f"{op_type} input {feed.index} buffer"
@@ -127,15 +116,14 @@ def _bind_inputs(compiled: CompiledOp, in_descs: list[TensorDesc], in_bufs: list
         region = _check_memory(
             buffer.addr, nbytes, in_descs[feed.index], lambda i=feed.index: f"{op_type} input {i} buffer", write=False
         )
-        keep.append(region.keep)
+        regions.append(region)
         addrs.append(buffer.addr)
-        spans.append((buffer.addr, buffer.addr + nbytes))
     if len(in_bufs) != len(compiled.feeds):
         read = {feed.index for feed in compiled.feeds}
         for index, handle in enumerate(in_bufs):  # buffers not read must still be real handles (or 0)
             if handle and index not in read:
-                data_buffers.get(handle)
-    return addrs, keep, spans
+                _buffer(handle, seen)
+    return addrs, regions
 
 
 def bind(
@@ -144,11 +132,17 @@ def bind(
     in_bufs: list[int],
     out_descs: list[TensorDesc],
     out_bufs: list[int],
-) -> Bound:
-    """Check every buffer of one call; rewrite dynamic output descs with the real shapes."""
-    addrs, keep, spans = _bind_inputs(compiled, in_descs, in_bufs)
+    seen: list | None = None,
+) -> tuple[Plan, tuple[memory.Region, ...]]:
+    """Check every buffer of one call; rewrite dynamic output descs with the real shapes. Returns the call's plan
+    and its pins. ``seen``: the call's descs and attr with their stamps, read before anything of them was; the
+    buffers' are added (a plan made without them is only for this call)."""
+    seen = [] if seen is None else seen
+    generation = memory.space.generation  # before any memory is looked at: a change meanwhile makes it stale
+    addrs, regions = _bind_inputs(compiled, in_descs, in_bufs, seen)
+    spans = [(addr, addr + feed.nbytes) for addr, feed in zip(addrs, compiled.feeds, strict=True)]
     op_type = compiled.op_type
-    targets, direct = [], []
+    outputs = []
     for index, (result, desc, handle) in enumerate(zip(compiled.results, out_descs, out_bufs, strict=True)):
         if not result.is_static and not desc.is_static:
             raise AclError(
@@ -156,62 +150,80 @@ def bind(
                 f"{op_type}: output {index} has dims {list(desc.dims)} and no shape can be inferred",
             )
         need = result.nbytes if result.is_static else desc.size()
-        buffer = data_buffers.get(handle)
+        buffer = _buffer(handle, seen)
         addr = buffer.addr
         if buffer.size < need:
             raise AclError(
                 _INVALID, f"{op_type} output {index} buffer has {buffer.size} bytes, the output needs {need}"
             )
-        region = _check_memory(addr, need, desc, lambda i=index: f"{op_type} output {i} buffer", write=True)
-        targets.append(Target(addr, buffer.size, need, region))
+        regions.append(_check_memory(addr, need, desc, lambda i=index: f"{op_type} output {i} buffer", write=True))
         # In place over an input, or of a shape known only after the run: onnxruntime allocates, we copy.
         overlaps = any(low < addr + need and addr < high for low, high in spans)
-        direct.append(None if overlaps or not result.is_static else addr)
+        outputs.append(Output(addr, buffer.size, need, direct=result.is_static and not overlaps))
     for desc, result in zip(out_descs, compiled.results, strict=True):
         if not desc.is_static:
             desc.dims = result.shape  # CANN rewrites an output desc of dynamic shape with the real one
-    return Bound(tuple(addrs), tuple(keep), tuple(targets), tuple(direct), tuple(spans))
+    plan = Plan(
+        compiled,
+        tuple(addrs),
+        tuple(outputs),
+        tuple(obj for obj, _ in seen),
+        [version for _, version in seen],
+        generation,
+        tuple(weakref.ref(region) for region in regions),
+    )
+    return plan, tuple(regions)
 
 
-def _copy_out(op_type: str, copies: list[np.ndarray | None], targets: tuple[Target, ...]) -> None:
-    for index, (result, target) in enumerate(zip(copies, targets, strict=True)):
+def _copy_out(plan: Plan, copies: list[np.ndarray | None], regions: tuple[memory.Region, ...]) -> None:
+    for index, (result, out, region) in enumerate(zip(copies, plan.outputs, regions, strict=True)):
         if result is None:
             continue  # written in place
         result = np.ascontiguousarray(result)
-        if result.nbytes > target.size:
-            raise AclError(_INVALID, f"{op_type} output {index}: {result.nbytes} bytes, its buffer {target.size}")
-        memory.task_write(target.addr, result, f"{op_type} output {index}", target.region)
+        if result.nbytes > out.size:
+            what = f"{plan.compiled.op_type} output {index}"
+            raise AclError(_INVALID, f"{what}: {result.nbytes} bytes, its buffer {out.size}")
+        memory.task_write(out.addr, result, f"{plan.compiled.op_type} output {index}", region)
 
 
-def _check_direct(op_type: str, bound: Bound) -> tuple[memory.Region, ...]:
+def _check_direct(plan: Plan, regions: tuple[memory.Region, ...]) -> tuple[memory.Region, ...]:
     """Before onnxruntime writes outputs in place: each lands in live memory now; the regions pin them."""
     return tuple(
-        memory.task_write_region(addr, target.need, f"{op_type} output {index}", target.region)
-        for index, (addr, target) in enumerate(zip(bound.direct, bound.targets, strict=True))
-        if addr is not None
+        memory.task_write_region(out.addr, out.need, f"{plan.compiled.op_type} output {index}", region)
+        for index, (out, region) in enumerate(zip(plan.outputs, regions, strict=True))
+        if out.direct
     )
 
 
-def _declare(op_type: str, bound: Bound, stream: Stream) -> tuple:
+def _run(plan: Plan, pins: tuple[memory.Region, ...], at: tuple | None = None) -> None:
+    """The task's work. Outputs written in place are checked against live memory now (``task_write_region``),
+    unless the memory table is as it was when the plan checked them (its generation): then the answer is the
+    same. Under ``openacl check`` always, so the checker sees every write, and ``at`` (the program's site of the
+    call) names the reads of inputs nothing wrote."""
+    if at is not None:
+        for index, (addr, size) in enumerate(plan.reads):
+            memory.note_read(addr, size, f"operator {plan.compiled.op_type} input {index}", at)
+    outs = pins[len(plan.inputs) :]
+    changed = checker.enabled or memory.space.generation != plan.generation
+    live = _check_direct(plan, outs) if changed else ()
+    copies = plan.compiled.run_into(plan.inputs, plan.direct)
+    if None in plan.direct:
+        _copy_out(plan, copies, outs)
+    del live  # held until onnxruntime wrote in place
+
+
+def _declare(plan: Plan, stream: Stream) -> tuple:
     """``openacl check``: the operator's task reads its inputs and writes its outputs; the program's site."""
-    reads = [(low, high - low) for low, high in bound.spans]
-    checker.on_task(stream, f"operator {op_type}", reads, [(target.addr, target.need) for target in bound.targets])
+    checker.on_task(stream, f"operator {plan.compiled.op_type}", list(plan.reads), list(plan.writes))
     return checker.site()
 
 
-def _queue(compiled: CompiledOp, bound: Bound, stream: Stream) -> None:
-    at = _declare(compiled.op_type, bound, stream) if checker.enabled else None
-
-    def work() -> None:
-        if at is not None:
-            for index, (low, high) in enumerate(bound.spans):
-                memory.note_read(low, high - low, f"operator {compiled.op_type} input {index}", at)
-        pins = _check_direct(compiled.op_type, bound)
-        _copy_out(compiled.op_type, compiled.run_into(bound.inputs, bound.direct), bound.targets)
-        del pins  # held until onnxruntime wrote in place
-
-    moved = compiled.input_bytes + sum(target.size for target in bound.targets)
-    enqueue(stream, f"op:{compiled.op_type}", work, small=moved <= INLINE_LIMIT)
+def _queue(plan: Plan, pins: tuple[memory.Region, ...], stream: Stream) -> None:
+    if checker.enabled:
+        work = functools.partial(_run, plan, pins, _declare(plan, stream))
+    else:
+        work = functools.partial(_run, plan, pins)
+    enqueue(stream, plan.name, work, small=plan.moved <= INLINE_LIMIT)
 
 
 def _descs(handles: list[int]) -> list[TensorDesc]:
@@ -236,13 +248,27 @@ def execute(
     attr_handle: int,
     stream_handle: int,
 ) -> None:
-    """``aclopExecuteV2``: run one operator asynchronously on a stream."""
+    """``aclopExecuteV2``: run one operator asynchronously on a stream.
+
+    A call whose handles and everything behind them are as in an earlier call takes that call's plan (``plan``):
+    what is left to do is the stream (resolved per call) and the queueing. Any other call is worked out and
+    checked in full, and leaves its plan for the next."""
+    key = (op_type, attr_handle, len(in_desc_handles), len(in_bufs), len(out_desc_handles))
+    key += (*in_desc_handles, *in_bufs, *out_desc_handles, *out_bufs)
+    found = plans.take(key)
+    if found is not None:
+        cache.note_hit()
+        _queue(*found, resolve_stream(stream_handle))
+        return
     _check_lengths(in_desc_handles, in_bufs, out_desc_handles, out_bufs)
     in_descs, out_descs = _descs(in_desc_handles), _descs(out_desc_handles)
     attr = _attr.get(attr_handle)
+    seen = [(obj, obj.version) for obj in (*in_descs, *out_descs, attr)]  # stamps first, then contents
     stream = resolve_stream(stream_handle)
     compiled = cache.get(op_type, in_descs, out_descs, attr)
-    _queue(compiled, bind(compiled, in_descs, in_bufs, out_descs, out_bufs), stream)
+    plan, pins = bind(compiled, in_descs, in_bufs, out_descs, out_bufs, seen)
+    plans.put(key, plan)
+    _queue(plan, pins, stream)
 
 
 def update_params(op_type: str, in_desc_handles: list[int], out_desc_handles: list[int], attr_handle: int) -> None:
@@ -310,7 +336,7 @@ def execute_with_handle(handle: int, in_bufs: list[int], out_bufs: list[int], st
     op = op_handles.get(handle)
     _check_lengths(list(op.in_descs), in_bufs, list(op.out_descs), out_bufs)
     stream = resolve_stream(stream_handle)
-    _queue(op.compiled, bind(op.compiled, list(op.in_descs), in_bufs, list(op.out_descs), out_bufs), stream)
+    _queue(*bind(op.compiled, list(op.in_descs), in_bufs, list(op.out_descs), out_bufs), stream)
 
 
 def execute_descs(
@@ -326,7 +352,7 @@ def execute_descs(
     _check_lengths(in_descs, in_bufs, out_descs, out_bufs)
     stream = resolve_stream(stream_handle)
     compiled = cache.get(op_type, in_descs, out_descs, attr)
-    _queue(compiled, bind(compiled, in_descs, in_bufs, out_descs, out_bufs), stream)
+    _queue(*bind(compiled, in_descs, in_bufs, out_descs, out_bufs), stream)
 
 
 def cast(src_desc: int, src_buf: int, dst_desc: int, dst_buf: int, truncate: int, stream_handle: int) -> None:
@@ -334,11 +360,12 @@ def cast(src_desc: int, src_buf: int, dst_desc: int, dst_buf: int, truncate: int
     in_descs, out_descs = [_desc.get(src_desc)], [_desc.get(dst_desc)]
     stream = resolve_stream(stream_handle)
     compiled = cache.get("Cast", in_descs, out_descs, _cast_attr(truncate))
-    _queue(compiled, bind(compiled, in_descs, [src_buf], out_descs, [dst_buf]), stream)
+    _queue(*bind(compiled, in_descs, [src_buf], out_descs, [dst_buf]), stream)
 
 
 def reset() -> None:
     """Forget every compiled operator and op handle (process reset and fork: onnxruntime sessions do not survive
     a fork). Tensor descs and attributes are host objects the program owns and stay."""
     op_handles.clear()
+    plans.clear()
     cache.clear()

@@ -10,6 +10,10 @@ Decisions where CANN does not say:
 - Size and element count of a desc whose shape is not fully known are 0; the element count of ``[]`` is 1.
 - ``set_tensor_const`` copies the bytes at once: the memory it was given may be gone before the op runs
   (Ascend's ArgMaxV2 sample passes a local ``bytes`` object).
+
+Invariant: every assignment to a desc's fields (by the setters here, by a model publishing an output's shape, by
+``execute_v2`` writing a dynamic output's real dims) renews its ``version`` stamp after the new value is in
+(``runtime.versions``), and so does ``destroy``: a cached operator plan sees any change by the stamp alone.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from openacl.dtypes import acl_dtype_size
 from openacl.errors import AclCode, AclError
 from openacl.runtime import memory
 from openacl.runtime.handles import HandleTable
+from openacl.runtime.versions import stamp
 
 MAX_DIMS = 128  # ACL_MAX_DIM_CNT
 DYNAMIC_DIM = -1
@@ -44,9 +49,13 @@ def check_dims(dims: list[int]) -> tuple[int, ...]:
     return tuple(dims)
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, init=False)
 class TensorDesc:
-    """One ``aclTensorDesc``. ``const`` holds a copy of the data ``set_tensor_const`` was given."""
+    """One ``aclTensorDesc``. ``const`` holds a copy of the data ``set_tensor_const`` was given.
+
+    Every assignment to a field after ``__init__`` renews ``version`` (``__setattr__``); ``__init__`` fills the
+    fields directly, so making a desc costs no stamp per field (programs make descs per call).
+    """
 
     dtype: int
     dims: tuple[int, ...]
@@ -62,6 +71,21 @@ class TensorDesc:
     shape_range: tuple[tuple[int, int], ...] = ()
     value_range: tuple[tuple[object, object], ...] = ()
     handle: int = field(default=0, repr=False)
+    version: int = field(default=0, repr=False)
+
+    def __init__(
+        self, dtype: int, dims: tuple[int, ...], format: int, name: str = "", const: bytes | None = None,
+        placement: int = ACL_MEMTYPE_DEVICE,
+    ) -> None:  # fmt: skip
+        self.__dict__.update(
+            dtype=dtype, dims=dims, format=format, name=name, const=const, placement=placement, storage_format=None,
+            storage_dims=None, origin_format=None, origin_dims=None, dynamic_input="", shape_range=(), value_range=(),
+            handle=0, version=stamp(),
+        )  # fmt: skip
+
+    def __setattr__(self, name: str, value: object) -> None:
+        object.__setattr__(self, name, value)
+        object.__setattr__(self, "version", stamp())  # after the value: see the module's invariant
 
     @property
     def is_static(self) -> bool:
@@ -116,7 +140,7 @@ def get(handle: int) -> TensorDesc:
 
 
 def destroy(handle: int) -> None:
-    tensor_descs.remove(handle)
+    tensor_descs.remove(handle).version = stamp()
 
 
 def set_shape(handle: int, dims: list[int]) -> None:

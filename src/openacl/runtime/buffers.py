@@ -1,10 +1,16 @@
-"""The aclDataBuffer table: (pointer, size) pairs that models and operators read from and write to."""
+"""The aclDataBuffer table: (pointer, size) pairs that models and operators read from and write to.
+
+Invariant: a buffer changes only here (``update_data_buffer``, ``destroy_data_buffer``), and each change renews its
+``version`` stamp after the new values are in (``runtime.versions``): a cached operator plan keyed by the handle
+sees the change by its stamp alone.
+"""
 
 from __future__ import annotations
 
 from openacl.errors import AclCode, AclError
 from openacl.runtime.handles import HandleTable
 from openacl.runtime.memory import region_for
+from openacl.runtime.versions import stamp
 
 _INVALID = AclCode.ACL_ERROR_INVALID_PARAM
 
@@ -12,10 +18,11 @@ _INVALID = AclCode.ACL_ERROR_INVALID_PARAM
 class DataBuffer:
     """A (pointer, size) pair that models read from and write to."""
 
-    __slots__ = ("addr", "handle", "size")
+    __slots__ = ("addr", "handle", "size", "version")
 
     def __init__(self, addr: int, size: int) -> None:
         self.addr, self.size, self.handle = addr, size, 0
+        self.version = stamp()
 
 
 data_buffers: HandleTable[DataBuffer] = HandleTable("data buffer")
@@ -42,7 +49,8 @@ def update_data_buffer(handle: int, addr: int, size: int) -> None:
     buffer = data_buffers.get(handle)
     _check_buffer_memory(addr, size)
     buffer.addr, buffer.size = addr, size
+    buffer.version = stamp()
 
 
 def destroy_data_buffer(handle: int) -> None:
-    data_buffers.remove(handle)
+    data_buffers.remove(handle).version = stamp()

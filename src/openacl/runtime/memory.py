@@ -79,7 +79,13 @@ class Region:
 
 
 class AddressSpace:
-    """Known regions, sorted by start address."""
+    """Known regions, sorted by start address.
+
+    Invariant: ``generation`` moves on (under the lock) with every change of the set of regions: an allocation, a
+    free, a registration, a mapping change, a sweep, a reset. A caller that checked addresses at one generation
+    may take them as checked while the generation is still the same (``op.plan``): every region it found is still
+    known, and no other one has appeared.
+    """
 
     def __init__(self) -> None:
         self._lock = atfork.lock()
@@ -87,9 +93,11 @@ class AddressSpace:
         self._regions: list[Region] = []
         self._user_count = 0
         self._next_sweep = 256
+        self.generation = 0
 
     def add(self, region: Region) -> None:
         with self._lock:
+            self.generation += 1
             i = bisect.bisect_right(self._starts, region.addr)
             self._starts.insert(i, region.addr)
             self._regions.insert(i, region)
@@ -116,6 +124,7 @@ class AddressSpace:
 
     def _sweep_locked(self) -> None:
         """Forget USER regions whose object nobody but us references any more."""
+        self.generation += 1
         keep_starts, keep_regions = [], []
         for start, region in zip(self._starts, self._regions, strict=True):
             # References: region.owner, region.keep (often the same object), and getrefcount's argument.
@@ -135,6 +144,7 @@ class AddressSpace:
                 region = self._regions[i]
                 if region.kind is kind and not region.mapped:
                     del self._starts[i], self._regions[i]
+                    self.generation += 1
                     return region
                 i += 1
         raise AclError(_INVALID, f"{addr:#x} is not the start of a live {kind.value} allocation")
@@ -156,6 +166,7 @@ class AddressSpace:
             while i < len(self._starts) and self._starts[i] == region.addr:
                 if self._regions[i] is region:
                     del self._starts[i], self._regions[i]
+                    self.generation += 1
                     if region.kind is Kind.USER:
                         self._user_count -= 1
                     return
@@ -180,6 +191,7 @@ class AddressSpace:
     def clear(self) -> int:
         """Forget every region (process reset); returns how many there were."""
         with self._lock:
+            self.generation += 1
             count = len(self._regions)
             self._starts, self._regions = [], []
             self._user_count = 0
@@ -189,6 +201,7 @@ class AddressSpace:
     def remove_device(self, device_id: int) -> int:
         """Forget every allocation of a device (reset); returns how many."""
         with self._lock:
+            self.generation += 1
             keep = [
                 (s, r)
                 for s, r in zip(self._starts, self._regions, strict=True)

@@ -194,8 +194,9 @@ class Stream:
                 self.enqueue_locked(task)  # behind whatever is queued or running now, as any enqueue
         if not here:
             return False
-        self._run_work(task)
-        with _lock.locked:
+        failure = self._work(task)
+        with _lock.locked:  # one hold for the task's end and the stream's: a lock round less per small operator
+            self._finished_locked(task, failure)
             self.state = StreamState.IDLE
             self.advance_locked()  # what was enqueued meanwhile: passed, or handed to the engine
         return True
@@ -303,9 +304,12 @@ class Stream:
             finally:
                 _lock.release()
             budget -= 1
-            self._run_work(task)
+            failure = self._work(task)
+            with _lock.locked:
+                self._finished_locked(task, failure)
 
-    def _run_work(self, task: Task) -> None:
+    def _work(self, task: Task) -> BaseException | None:
+        """Run a WORK task's function (no lock held); what it raised, if anything."""
         start = trace.now_ns() if trace.recorder is not None else 0
         failure: BaseException | None = None
         try:
@@ -319,13 +323,16 @@ class Stream:
                 failure.__context__ = failure.__cause__ = None
         if trace.recorder is not None:
             tracing.work(task, start)
-        with _lock.locked:
-            if failure is None:
-                self._busy = None
-                task.finish_locked(TaskState.DONE)
-                self._notify_locked()
-            else:
-                self._fail_task_locked(task, failure)
+        return failure
+
+    def _finished_locked(self, task: Task, failure: BaseException | None) -> None:
+        """A WORK task's function returned (or raised ``failure``): the task is over."""
+        if failure is None:
+            self._busy = None
+            task.finish_locked(TaskState.DONE)
+            self._notify_locked()
+        else:
+            self._fail_task_locked(task, failure)
 
     def _fail_task_locked(self, task: Task | None, exc: BaseException) -> None:
         """``task`` (None: no task, a bug in the scheduler) failed with ``exc``: record it for the next

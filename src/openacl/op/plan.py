@@ -1,0 +1,123 @@
+"""A call plan: everything a repeated, identical ``execute_v2`` needs, worked out once by its first call.
+
+The first call of a signature checks everything (``execute``) and leaves a plan: the compiled operator, the
+addresses onnxruntime reads and writes, what the task reads and writes, the bytes it moves. A later call with the
+same handles (op type, attr, descs, buffers; handles are never reused) takes the plan while nothing it was worked
+out from has changed, which is seen without re-checking anything:
+- every tensor desc, op attr and data buffer carries a version stamp, renewed by each change and by its
+  destruction (``runtime.versions``); the plan keeps the stamps it saw before it read them;
+- the memory table's generation (``memory.space.generation``) moves on with every allocation, free, registration
+  and mapping change; the plan keeps the generation it found its memory at.
+Equal stamps and generation mean that checking again would find exactly what the plan holds. Anything else (a desc
+reshaped or given another dtype or format, an attribute set, a buffer re-pointed or destroyed, memory freed, even
+if allocated again at the same address) fails the match, and the call is worked out again with every check and its
+error code. The stream is not part of a plan: each call resolves its own, so a destroyed stream is refused as ever.
+
+Invariant: a plan never keeps memory alive. It holds its regions by weak reference; a call takes strong ones
+(``pins``) for its task, which hold the bytes until the task ran. A region that is gone means a stale plan.
+"""
+
+from __future__ import annotations
+
+import operator
+import weakref
+from collections.abc import Hashable
+from dataclasses import dataclass, field
+
+from openacl import atfork
+from openacl.op.compiled import CompiledOp
+from openacl.runtime import memory
+
+CAPACITY = 256  # plans kept; past it the oldest made goes (a program making new handles per call churns here)
+
+_version = operator.attrgetter("version")
+
+
+@dataclass(frozen=True, eq=False)
+class Output:
+    """One output: its buffer's address and size, the bytes the operator writes, and whether onnxruntime writes
+    them in place (else it allocates and they are copied after the run: in place over an input, or a shape known
+    only after the run)."""
+
+    addr: int
+    size: int
+    need: int
+    direct: bool
+
+
+@dataclass(eq=False)
+class Plan:
+    """One call's worked-out state. ``reads`` and ``writes`` are the one place where the task's ranges are known:
+    ``(address, bytes)`` of every input it reads and every output it writes."""
+
+    compiled: CompiledOp
+    inputs: tuple[int, ...]  # per feed: the address onnxruntime reads
+    outputs: tuple[Output, ...]
+    objects: tuple[object, ...]  # the descs, attr and buffers the call named ...
+    versions: list[int]  # ... and their stamps, read before their contents
+    generation: int  # memory.space.generation before the memory was checked
+    refs: tuple[weakref.ref, ...]  # per feed, then per output: the region its bytes lie in
+    name: str = field(init=False)
+    direct: tuple[int | None, ...] = field(init=False)  # per output: where onnxruntime writes, or None
+    reads: tuple[tuple[int, int], ...] = field(init=False)
+    writes: tuple[tuple[int, int], ...] = field(init=False)
+    moved: int = field(init=False)  # bytes in and out: what decides whether it may run on the calling thread
+
+    def __post_init__(self) -> None:
+        self.name = f"op:{self.compiled.op_type}"
+        self.direct = tuple(out.addr if out.direct else None for out in self.outputs)
+        self.reads = tuple((addr, feed.nbytes) for addr, feed in zip(self.inputs, self.compiled.feeds, strict=True))
+        self.writes = tuple((out.addr, out.need) for out in self.outputs)
+        self.moved = self.compiled.input_bytes + sum(out.size for out in self.outputs)
+
+    def current(self) -> bool:
+        """Whether nothing the plan was worked out from has changed since."""
+        return memory.space.generation == self.generation and list(map(_version, self.objects)) == self.versions
+
+    def pins(self) -> tuple[memory.Region, ...] | None:
+        """Strong references to the plan's regions, for one call's task; None if one is gone."""
+        pins = tuple(ref() for ref in self.refs)
+        return None if None in pins else pins  # type: ignore[return-value]
+
+
+class PlanCache:
+    """Plans by the handles of the call that made them. Reads take no lock (one dict lookup, atomic under the
+    GIL); inserting takes it, and drops the oldest plan past ``capacity``."""
+
+    def __init__(self, capacity: int = CAPACITY) -> None:
+        self.capacity = capacity
+        self._lock = atfork.lock()
+        self._plans: dict[Hashable, Plan] = {}
+
+    def take(self, key: Hashable) -> tuple[Plan, tuple[memory.Region, ...]] | None:
+        """The plan for ``key`` with its pins for one call, if it is still current (``Plan.current`` and
+        ``Plan.pins``, inline: this is every repeated call's path)."""
+        plan = self._plans.get(key)
+        if (
+            plan is None
+            or memory.space.generation != plan.generation
+            or list(map(_version, plan.objects)) != plan.versions
+        ):
+            return None
+        pins = tuple(ref() for ref in plan.refs)
+        return None if None in pins else (plan, pins)  # type: ignore[return-value]
+
+    def put(self, key: Hashable, plan: Plan) -> None:
+        dropped = []  # let go after the lock: the last reference to a compiled operator may go with a plan
+        with self._lock:
+            dropped.append(self._plans.pop(key, None))  # re-inserted last: a plan just made is the newest
+            self._plans[key] = plan
+            while len(self._plans) > self.capacity:
+                dropped.append(self._plans.pop(next(iter(self._plans))))
+        del dropped
+
+    def clear(self) -> None:
+        with self._lock:
+            dropped, self._plans = self._plans, {}
+        del dropped
+
+    def __len__(self) -> int:
+        return len(self._plans)
+
+
+plans = PlanCache()

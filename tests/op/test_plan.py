@@ -1,0 +1,291 @@
+"""The call plan of ``execute_v2``: a repeated identical call takes it, and any change behind its handles is seen.
+
+Each test makes a plan (one call), changes one thing the plan was worked out from, calls again with the same
+handles and checks what a call without a plan would do: the new desc, attribute, buffer or memory is used, or the
+same error code is returned.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+import acl
+from openacl.errors import AclCode
+from openacl.op import compiled, execute, plan
+from openacl.op import tensor_desc as _desc
+from openacl.runtime import memory
+from tests.op.conftest import desc_for, from_device, make_attr, to_device
+
+F32 = np.float32
+INVALID = AclCode.ACL_ERROR_INVALID_PARAM
+ACL_FLOAT16, ACL_INT32, NCHW = 1, 3, 0
+
+
+class Call:
+    """One execute_v2 call's handles, called again and again as a program's loop does."""
+
+    def __init__(self, op_type: str, inputs: list[np.ndarray], out_shape: tuple[int, ...], attrs: dict | None = None,
+                 out_size: int = 0):  # fmt: skip
+        self.op_type = op_type
+        self.in_descs = [desc_for(x) for x in inputs]
+        self.in_ptrs = [to_device(x) for x in inputs]
+        self.ins = [acl.create_data_buffer(ptr, x.nbytes) for ptr, x in zip(self.in_ptrs, inputs, strict=True)]
+        self.out_shape = out_shape
+        self.out_desc = desc_for(np.zeros(out_shape, F32))
+        self.out_size = out_size or int(np.prod(out_shape)) * 4
+        self.out_ptr = to_device(np.zeros(self.out_size, np.uint8))
+        self.outs = [acl.create_data_buffer(self.out_ptr, self.out_size)]
+        self.attr = make_attr(attrs or {})
+
+    def __call__(self, stream: int, sync: bool = True) -> int:
+        ret = acl.op.execute_v2(self.op_type, self.in_descs, self.ins, [self.out_desc], self.outs, self.attr, stream)
+        if ret == 0 and sync:
+            assert acl.rt.synchronize_stream(stream) == 0
+        return ret
+
+    def result(self, dtype=F32, shape=None) -> np.ndarray:
+        return from_device(self.out_ptr, dtype, shape or self.out_shape)
+
+
+@pytest.fixture(autouse=True)
+def fresh():
+    compiled.cache.clear()
+    execute.plans.clear()
+
+
+def test_a_repeated_call_takes_its_plan(stream):
+    x = np.arange(6, dtype=F32).reshape(2, 3)
+    add = Call("Add", [x, x], (2, 3))
+    for _ in range(3):
+        assert add(stream) == 0
+    assert len(execute.plans) == 1
+    assert compiled.cache.statistics() == {"entries": 1, "builds": 1, "hits": 2}
+    np.testing.assert_array_equal(add.result(), x + x)
+
+
+def test_a_plan_checks_no_memory_again(stream, monkeypatch):
+    """The steady state: no address is looked up in the memory table (the generation says nothing changed)."""
+    x = np.ones((2, 3), F32)
+    add = Call("Add", [x, x], (2, 3))
+    assert add(stream) == 0
+    finds = []
+    real = memory.space.find
+    monkeypatch.setattr(memory.space, "find", lambda *a: (finds.append(a), real(*a))[1])
+    assert add(stream) == 0
+    assert finds == []
+    memory.space.add(memory.Region(1 << 12, 16, memory.Kind.USER, None))  # the table changed: checked again
+    assert add(stream) == 0
+    assert finds
+
+
+def test_a_desc_reshaped_after_the_plan_is_used(stream):
+    x = np.arange(6, dtype=F32)
+    reduce = Call("ReduceSumD", [x.reshape(2, 3)], (2,), {"axes": ("list_int", [1])}, out_size=12)
+    assert reduce(stream) == 0
+    np.testing.assert_array_equal(reduce.result(), [3, 12])
+    assert acl.set_tensor_shape(reduce.in_descs[0], [3, 2]) == 0
+    assert acl.set_tensor_shape(reduce.out_desc, [3]) == 0
+    assert reduce(stream) == 0
+    np.testing.assert_array_equal(reduce.result(shape=(3,)), [1, 5, 9])
+
+
+def test_a_desc_dtype_changed_after_the_plan_is_used(stream):
+    """A desc's dtype changes only from inside openacl (a model publishing an output): any field change counts."""
+    x = np.array([1.5, -2.25, 3.0], F32)
+    cast = Call("Cast", [x], (3,))
+    half = acl.create_tensor_desc(ACL_FLOAT16, [3], 2)
+    cast.out_desc = half
+    assert cast(stream) == 0
+    np.testing.assert_array_equal(cast.result(np.float16, (3,)), x.astype(np.float16))
+    _desc.get(half).dtype = ACL_INT32
+    assert cast(stream) == 0
+    np.testing.assert_array_equal(cast.result(np.int32, (3,)), x.astype(np.int32))
+
+
+def test_a_desc_format_changed_after_the_plan_is_used(stream):
+    x = np.ones((1, 2, 2, 2), F32)
+    add = Call("Add", [x, x], (1, 2, 2, 2))
+    assert add(stream) == 0
+    for desc in (*add.in_descs, add.out_desc):
+        assert acl.set_tensor_format(desc, NCHW) == 0
+    assert add(stream) == 0
+    assert compiled.cache.statistics()["builds"] == 2  # a new signature: compiled again, not the plan's operator
+
+
+def test_an_attr_changed_after_the_plan_is_used(stream):
+    x = np.array([-2.0, 4.0], F32)
+    relu = Call("LeakyRelu", [x], (2,), {"negative_slope": ("float", 0.5)})
+    assert relu(stream) == 0
+    np.testing.assert_array_equal(relu.result(), [-1.0, 4.0])
+    assert acl.op.set_attr_float(relu.attr, "negative_slope", 0.25) == 0
+    assert relu(stream) == 0
+    np.testing.assert_array_equal(relu.result(), [-0.5, 4.0])
+
+
+def test_a_buffer_re_pointed_after_the_plan_is_used(stream):
+    x, y = np.ones(4, F32), np.full(4, 7, F32)
+    add = Call("Add", [x, x], (4,))
+    assert add(stream) == 0
+    other = to_device(y)
+    assert acl.update_data_buffer(add.ins[1], other, 16) == 0
+    assert add(stream) == 0
+    np.testing.assert_array_equal(add.result(), x + y)
+    assert acl.update_data_buffer(add.ins[1], other, 8) == 0  # too small now: refused as without a plan
+    assert add(stream) == INVALID
+
+
+def test_memory_freed_and_allocated_again_smaller_at_the_same_address(stream):
+    """The output's memory goes and the same address is handed out again, smaller (virtual memory makes it
+    certain: two pages unmapped, one mapped again at the start of the range): the plan's checks, made for the
+    old allocation, no longer hold, and the call is refused as any call writing past an allocation is."""
+    prop = {"handleType": 0, "allocationType": 0, "memAttr": 0, "location": {"id": 0, "type": 1}, "reserve": 0}
+    page, _ = acl.rt.mem_get_allocation_granularity(prop, 0)
+    x = np.ones(2 * page // 4, F32)
+    add = Call("Add", [x, x], x.shape)
+    base, _ = acl.rt.reserve_mem_address(2 * page, 0, 0, 0)
+    two, _ = acl.rt.malloc_physical(2 * page, prop, 0)
+    one, _ = acl.rt.malloc_physical(page, prop, 0)
+    assert acl.rt.map_mem(base, 2 * page, 0, two, 0) == 0
+    assert acl.update_data_buffer(add.outs[0], base, 2 * page) == 0
+    assert add(stream) == 0
+    np.testing.assert_array_equal(from_device(base, F32, x.shape), x + x)
+    assert acl.rt.unmap_mem(base) == 0
+    assert acl.rt.map_mem(base, page, 0, one, 0) == 0
+    assert add(stream) == INVALID
+    assert acl.rt.unmap_mem(base) == 0
+    assert add(stream) == INVALID  # gone: unknown to new calls
+    for handle in (two, one):
+        assert acl.rt.free_physical(handle) == 0
+    assert acl.rt.release_mem_address(base) == 0
+
+
+def test_destroyed_handles_behind_a_plan_are_refused(stream):
+    x = np.ones(4, F32)
+    for destroy in (
+        lambda call: acl.destroy_data_buffer(call.ins[0]),
+        lambda call: acl.destroy_data_buffer(call.outs[0]),
+        lambda call: acl.destroy_tensor_desc(call.in_descs[1]),
+        lambda call: acl.destroy_tensor_desc(call.out_desc),
+        lambda call: acl.op.destroy_attr(call.attr),
+    ):
+        add = Call("Add", [x, x], (4,))
+        assert add(stream) == 0
+        destroy(add)
+        assert add(stream) == INVALID
+
+
+def test_a_destroyed_stream_behind_a_plan_is_refused(ctx):
+    x = np.ones(4, F32)
+    add = Call("Add", [x, x], (4,))
+    stream, _ = acl.rt.create_stream()
+    assert add(stream) == 0
+    assert acl.rt.destroy_stream(stream) == 0
+    assert add(stream) == INVALID
+    other, _ = acl.rt.create_stream()  # the same plan on another stream
+    assert add(other) == 0
+    np.testing.assert_array_equal(add.result(), x + x)
+    assert acl.rt.destroy_stream(other) == 0
+
+
+def test_a_plan_keeps_no_memory_alive(stream):
+    """Freed memory goes when the program frees it, not when the plan is dropped."""
+    import weakref
+
+    x = np.ones(4, F32)
+    add = Call("Add", [x, x], (4,))
+    assert add(stream) == 0
+    region = memory.space.find(add.out_ptr, 16)
+    gone = weakref.ref(region)
+    del region
+    assert acl.rt.free(add.out_ptr) == 0
+    assert gone() is None
+    assert len(execute.plans) == 1
+
+
+def test_one_plan_on_two_streams_from_two_threads(ctx):
+    """Two threads run the same handles on their own streams at once: each run takes its own IO binding."""
+    x = np.arange(256, dtype=F32)
+    add = Call("Add", [x, x], (256,))
+    errors = []
+
+    def loop() -> None:
+        assert acl.rt.set_context(ctx) == 0
+        stream, _ = acl.rt.create_stream()
+        for _ in range(300):
+            ret = add(stream)
+            if ret:
+                errors.append(ret)
+        acl.rt.destroy_stream(stream)
+
+    threads = [threading.Thread(target=loop) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert len(execute.plans) == 1
+    np.testing.assert_array_equal(add.result(), x + x)
+
+
+def test_plans_past_capacity_drop_the_oldest(stream, monkeypatch):
+    monkeypatch.setattr(execute.plans, "capacity", 2)
+    x = np.ones(2, F32)
+    calls = [Call("Add", [x, x], (2,)) for _ in range(3)]
+    for call in calls:
+        assert call(stream) == 0
+    assert len(execute.plans) == 2
+    assert calls[0](stream) == 0  # worked out again
+    np.testing.assert_array_equal(calls[0].result(), x + x)
+
+
+def test_reset_drops_the_plans(stream):
+    x = np.ones(2, F32)
+    add = Call("Add", [x, x], (2,))
+    assert add(stream) == 0
+    execute.reset()
+    assert len(execute.plans) == 0
+
+
+def test_plan_reads_and_writes_are_the_task_ranges(stream):
+    """The one place a task's ranges are known: what it reads, what it writes."""
+    x = np.ones(4, F32)
+    add = Call("Add", [x, x], (4,))
+    assert add(stream) == 0
+    (made,) = execute.plans._plans.values()
+    assert isinstance(made, plan.Plan)
+    assert made.reads == ((add.in_ptrs[0], 16), (add.in_ptrs[1], 16))
+    assert made.writes == ((add.out_ptr, 16),)
+
+
+def test_every_change_renews_a_stamp():
+    """What the plan's check rests on: any assignment to a desc's fields, any attribute set, any buffer update,
+    and each destruction, gives the object a stamp it never had."""
+    import dataclasses
+
+    from openacl.op import attr as _attr
+    from openacl.runtime import buffers
+
+    desc = _desc.get(acl.create_tensor_desc(0, [2], 2))
+    seen = {desc.version}
+    for item in dataclasses.fields(desc):
+        if item.name != "version":
+            setattr(desc, item.name, getattr(desc, item.name))  # even the same value
+            assert desc.version not in seen
+            seen.add(desc.version)
+    handle = desc.handle
+    acl.destroy_tensor_desc(handle)
+    assert desc.version not in seen
+    attr = _attr.get(acl.op.create_attr())
+    before = attr.version
+    assert acl.op.set_attr_int(attr.handle, "n", 1) == 0
+    assert attr.version != before
+    buffer = buffers.data_buffers.get(acl.create_data_buffer(0, 0))
+    before = buffer.version
+    assert acl.update_data_buffer(buffer.handle, 0, 0) == 0
+    assert buffer.version != before
+    before = buffer.version
+    assert acl.destroy_data_buffer(buffer.handle) == 0
+    assert buffer.version != before
