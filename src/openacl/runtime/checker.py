@@ -45,6 +45,11 @@ _RUNNER_FILES = ("runpy.py", "threading.py", "<frozen runpy>")
 _RUNNER_DIRS = ("/_pytest/", "/pluggy/")  # a test's frames end at the test function
 _SITE_DEPTH = 6
 _FREED_HISTORY = 4096
+# Freed memory is kept (not handed back) while its record is in the history, up to this many bytes in all, so a
+# stale pointer finds its freed record instead of whatever the allocator put at that address since (ASan's
+# quarantine): without it, a freed device buffer's address comes back as the next numpy array, and a read through
+# the stale pointer is an overrun of a host object, or no finding at all.
+_QUARANTINE_BYTES = 256 * 1024 * 1024
 # Leaks are listed memory first, then handles in this order; other kinds follow by name.
 _LEAK_ORDER = (
     "device memory",
@@ -108,13 +113,16 @@ class _Record:
     site: Site
     device_id: int = -1
     freed_at: Site | None = field(default=None)
+    kept: object = field(default=None)  # a freed region held in quarantine
+    reported: bool = False  # freed under a queued task: that task's use is reported already
     serial: int = field(default_factory=lambda: next(_serials))  # creation order (``mark``)
 
 
 _lock = atfork.lock()
 _serials = itertools.count(1)
 _live: dict[object, _Record] = {}  # key: ("mem", region) by identity, or (table kind, handle)
-_freed: deque[_Record] = deque(maxlen=_FREED_HISTORY)  # newest last; looked up only on error paths
+_freed: deque[_Record] = deque()  # newest last, at most _FREED_HISTORY; looked up only on error paths
+_quarantined = 0  # bytes of the regions the records in _freed keep
 _findings: dict[tuple, Finding] = {}  # by (kind, what's kind, sites): recorded once, counted
 _reclaiming = threading.local()
 
@@ -158,11 +166,14 @@ def take_findings() -> list[Finding]:
 def reset() -> None:
     """Forget every record (process reset). Findings stay until taken (``take_findings``): a reset at the end of
     a test must not hide what the test did."""
+    global _quarantined
     with _lock:
         _live.clear()
         _freed.clear()
+        _quarantined = 0
         _queued.clear()
         _event_marks.clear()
+        _waits.clear()
         _written.clear()
 
 
@@ -196,28 +207,53 @@ def relabel(region: object, label: str) -> None:
 
 
 def on_free(region: object) -> None:
-    _forget(("mem", region))
+    record = _forget(("mem", region), keep=region)
     with _lock:
         _written.pop(region, None)
-    _forget_queued_in(region.addr, region.size)  # type: ignore[attr-defined]
+    addr, size = region.addr, region.size  # type: ignore[attr-defined]
+    if record is not None:
+        _freed_under_queued(record, addr, size)
+    _forget_queued_in(addr, size)
 
 
-def _forget(key: object) -> None:
+def _forget(key: object, keep: object = None) -> _Record | None:
+    """The record of ``key`` moves to the freed history (``keep``: the freed region, held in quarantine)."""
+    global _quarantined
     here = site()
+    dropped: list[object] = []  # let go after the lock: a region's last reference may run a finalizer
     with _lock:
         record = _live.pop(key, None)
         if record is None:
-            return
+            return None
         record.freed_at = here
+        if keep is not None and record.size <= _QUARANTINE_BYTES:
+            record.kept, _quarantined = keep, _quarantined + record.size
         _freed.append(record)
+        while len(_freed) > _FREED_HISTORY:
+            dropped.append(_unkeep(_freed.popleft()))
+        for old in _freed:  # oldest first
+            if _quarantined <= _QUARANTINE_BYTES:
+                break
+            dropped.append(_unkeep(old))
+    dropped.clear()
     if getattr(_reclaiming, "when", None):
         _reclaiming.records.append(record)
+    return record
+
+
+def _unkeep(record: _Record) -> object:
+    """Out of quarantine (``_lock`` held): returns the region it kept, for the caller to let go of."""
+    global _quarantined
+    kept, record.kept = record.kept, None
+    if kept is not None:
+        _quarantined -= record.size
+    return kept
 
 
 def on_reclaimed(regions: list) -> None:
     """A reset freed these regions on the program's behalf: each one the program allocated leaked."""
     for region in regions:
-        _forget(("mem", region))
+        _forget(("mem", region), keep=region)
 
 
 def _freed_record(match) -> _Record | None:
@@ -246,16 +282,20 @@ def on_bad_free(addr: int) -> None:
 def on_bad_access(addr: int, size: int, what: str) -> None:
     """An access to memory that is no longer live: a use after free if the program freed it."""
     record = _freed_record(lambda r: r.size > 0 and r.address <= addr < r.address + r.size)
-    if record is not None:
-        _record(
-            Finding(
-                "use-after-free",
-                f"{what} in {record.label} that was freed",
-                size,
-                addr,
-                (("access", site()), ("freed", record.freed_at or ()), ("allocated", record.site)),
-            )
+    if record is None:
+        return
+    here = site()
+    if not here and record.reported:  # a task on an engine thread, reported at the free
+        return
+    _record(
+        Finding(
+            "use-after-free",
+            f"{what} in {record.label} that was freed",
+            size,
+            addr,
+            (("access", here), ("freed", record.freed_at or ()), ("allocated", record.site)),
         )
+    )
 
 
 def on_overrun(region: object, region_size: int, addr: int, size: int, fit: int, what: str) -> None:
@@ -343,6 +383,9 @@ class _Queued:
 
 _queued: dict[int, list[_Queued]] = {}  # by stream handle: the tasks the host is not ordered after yet
 _event_marks: dict[int, tuple[int, int]] = {}  # id(event) -> (stream handle, serial) of its newest record
+# by stream handle: (serial, the event's mark) of each stream_wait_event queued on it that the host is not ordered
+# after yet; once it is, it is ordered after what the event's stream had queued before the record as well
+_waits: dict[int, list[tuple[int, tuple[int, int]]]] = {}
 
 
 def on_task(stream: object, what: str, reads: list[tuple[int, int]], writes: list[tuple[int, int]]) -> None:
@@ -352,13 +395,25 @@ def on_task(stream: object, what: str, reads: list[tuple[int, int]], writes: lis
 
 
 def _ordered(handle: int, up_to: int | None = None) -> None:
-    if handle not in _queued:  # nothing queued on it (a dict lookup is atomic): no lock for each callback
-        return
-    with _lock:
-        if up_to is None:
-            _queued.pop(handle, None)
-        elif handle in _queued:
-            _queued[handle] = [q for q in _queued[handle] if q.serial > up_to]
+    """The host is ordered after what was queued on stream ``handle`` (up to serial ``up_to``; None: all of it),
+    and so after what each ``stream_wait_event`` among those tasks waited for, on other streams."""
+    work = [(handle, up_to)]
+    while work:
+        handle, up_to = work.pop()
+        if handle not in _queued and handle not in _waits:  # dict lookups are atomic: no lock for each callback
+            continue
+        with _lock:
+            if up_to is None:
+                _queued.pop(handle, None)
+                reached = [mark for _, mark in _waits.pop(handle, [])]
+            else:
+                if handle in _queued:
+                    _queued[handle] = [q for q in _queued[handle] if q.serial > up_to]
+                waits = _waits.get(handle, [])
+                reached = [mark for serial, mark in waits if serial <= up_to]
+                if reached:
+                    _waits[handle] = [(serial, mark) for serial, mark in waits if serial > up_to]
+        work.extend(reached)
 
 
 def on_host_ordered(stream: object) -> None:
@@ -371,6 +426,14 @@ def on_record(event: object, stream: object) -> None:
         _event_marks[id(event)] = (stream.handle, next(_serials))  # type: ignore[attr-defined]
 
 
+def on_stream_wait(stream: object, event: object) -> None:
+    """``stream_wait_event``: what ``stream`` runs after this waits for the event's newest record."""
+    with _lock:
+        mark = _event_marks.get(id(event))
+        if mark is not None:
+            _waits.setdefault(stream.handle, []).append((next(_serials), mark))  # type: ignore[attr-defined]
+
+
 def on_event_reached(event: object) -> None:
     """The host saw ``event`` complete: it is ordered after what its stream had queued before the record."""
     with _lock:
@@ -379,15 +442,36 @@ def on_event_reached(event: object) -> None:
         _ordered(*mark)
 
 
-def ordered_callback(stream: object, fn):
-    """``fn`` as a stream callback: when it runs, the host is ordered after what was queued before it."""
+_holding = threading.local()  # .streams: {stream handle: serial} of the BLOCK callbacks this thread is running
+
+
+def ordered_callback(stream: object, fn, blocking: bool):
+    """``fn`` as a stream callback: when it runs, the host is ordered after what was queued before it. A BLOCK
+    callback also holds its stream: what was queued after it cannot run before it returns, so the callback's
+    own accesses do not race those tasks."""
     handle, up_to = stream.handle, next(_serials)  # type: ignore[attr-defined]
+    if not blocking:
 
-    def callback(*args: object) -> object:
+        def callback(*args: object) -> object:
+            _ordered(handle, up_to)
+            return fn(*args)
+
+        return callback
+
+    def blocking_callback(*args: object) -> object:
         _ordered(handle, up_to)
-        return fn(*args)
+        held = _holding.__dict__.setdefault("streams", {})
+        outer = held.get(handle)
+        held[handle] = up_to
+        try:
+            return fn(*args)
+        finally:
+            if outer is None:
+                del held[handle]
+            else:
+                held[handle] = outer
 
-    return callback
+    return blocking_callback
 
 
 def _overlap(ranges: tuple[tuple[int, int], ...], addr: int, size: int) -> bool:
@@ -397,8 +481,11 @@ def _overlap(ranges: tuple[tuple[int, int], ...], addr: int, size: int) -> bool:
 def on_host_access(what: str, reads: list[tuple[int, int]] = (), writes: list[tuple[int, int]] = ()) -> bool:
     """A host access by the program: a race if a queued task will still write what it reads, or will still read
     or write what it writes. Returns whether it raced (then its reads are not also reported as uninitialized)."""
+    held = getattr(_holding, "streams", None) or {}
     with _lock:
-        queued = [q for entries in _queued.values() for q in entries]
+        queued = [
+            q for handle, entries in _queued.items() for q in entries if q.serial < held.get(handle, q.serial + 1)
+        ]
     raced = False
     for q in queued:
         for addr, size in reads:
@@ -439,6 +526,27 @@ def on_stream_destroy(stream: object) -> None:
                 0,
                 0,
                 (("access", site()), ("queued", queued[0].site)),
+            )
+        )
+
+
+def _freed_under_queued(record: _Record, addr: int, size: int) -> None:
+    """Memory freed while a task the host is not ordered after still reads or writes it: the task uses freed
+    memory (whether it ran already is timing; order decides). Reported once, at the free, naming the task; the
+    task's own failure on the engine thread, if it comes, adds nothing (``on_bad_access``)."""
+    with _lock:
+        users = [q for entries in _queued.values() for q in entries if _overlap(q.reads + q.writes, addr, size)]
+    if users:
+        record.reported = True
+        q = min(users, key=lambda q: q.serial)
+        _record(
+            Finding(
+                "use-after-free",
+                f"{q.what} queued on stream {q.stream_id} uses {record.label} freed before anything ordered the "
+                "host after it",
+                size,
+                addr,
+                (("access", q.site), ("freed", record.freed_at or ()), ("allocated", record.site)),
             )
         )
 

@@ -86,6 +86,8 @@ class Event:
             stream.check_open_locked()
             task.gen = self.recorded_gen
             stream.enqueue_locked(task)
+        if checker.enabled:
+            checker.on_stream_wait(stream, self)
 
     # ----- passing (LOCK held, by whichever thread advances the stream) -----
 
