@@ -180,6 +180,8 @@ def _clean_programs(tmp_path: Path, picture: Path) -> dict[str, tuple[Path, list
         "blas_gemm.py": [str(tmp_path / "blas")],
         "prof_classify.py": [str(net), str(tmp_path / "prof"), "2"],
         "prof_subscribe.py": [str(net), "2"],
+        "async_callback_results.py": [model, "3"],
+        "stream_wait_pipeline.py": [],
         **{f"gepy/{p.name}": [] for p in sorted((PROGRAMS / "gepy").glob("*.py"))},
     }
     found = {p.name for p in PROGRAMS.glob("*.py")} | {f"gepy/{p.name}" for p in (PROGRAMS / "gepy").glob("*.py")}
@@ -235,4 +237,83 @@ def test_misuse_destroy_of_a_stream_the_host_never_synchronized(tmp_path):
     assert lines(finding, program) == {
         "access": line_of(program, "# BUG"),
         "queued": line_of(program, "ret = acl.rt.memcpy_async(dev"),
+    }
+
+
+def test_use_after_free_of_memory_a_callback_freed(tmp_path):
+    program = BUGGY / "free_in_callback_then_read.py"
+    result, found = check(tmp_path, program)
+    assert result.returncode == 1, result.stdout + result.stderr
+    [finding] = found
+    assert finding["kind"] == "use-after-free"
+    assert lines(finding, program) == {
+        "access": line_of(program, "# BUG"),
+        "freed": line_of(program, "acl.rt.free(dev_ptr)"),  # in the callback, on the report thread
+        "allocated": line_of(program, "acl.rt.malloc(SIZE"),
+    }
+
+
+def test_use_after_free_of_memory_freed_while_a_copy_was_queued(tmp_path):
+    program = BUGGY / "free_while_copy_queued.py"
+    result, found = check(tmp_path, program)
+    assert result.returncode == 1, result.stdout + result.stderr
+    [finding] = found
+    assert finding["kind"] == "use-after-free"
+    assert "memcpy_async queued on stream" in finding["what"]
+    assert lines(finding, program) == {
+        "access": line_of(program, "acl.rt.memcpy_async(dst"),
+        "freed": line_of(program, "# BUG"),
+        "allocated": line_of(program, "src, ret = acl.rt.malloc"),
+    }
+
+
+def test_race_in_worker_threads_is_one_finding_at_the_workers_lines(tmp_path):
+    program = BUGGY / "race_in_worker_thread.py"
+    result, found = check(tmp_path, program, str(DEMO_MODEL))
+    assert result.returncode == 1, result.stdout + result.stderr
+    [finding] = found
+    assert finding["kind"] == "race" and finding["count"] == 2  # one per worker thread, reported once
+    assert lines(finding, program) == {
+        "access": line_of(program, "# BUG"),
+        "queued": line_of(program, "acl.mdl.execute_async(model_id"),
+    }
+    assert result.stderr.count("openacl check: race:") == 1
+
+
+def test_double_free_after_realloc_names_the_old_buffer(tmp_path):
+    program = BUGGY / "double_free_after_realloc.py"
+    result, found = check(tmp_path, program)
+    assert result.returncode == 1, result.stdout + result.stderr
+    [finding] = found
+    assert finding["kind"] == "double-free"
+    assert lines(finding, program) == {
+        "freed again": line_of(program, "# BUG"),
+        "first freed": line_of(program, "acl.rt.free(old)"),
+        "allocated": line_of(program, "old, ret = acl.rt.malloc"),
+    }
+
+
+def test_sites_through_a_helper_class_name_the_helper_and_the_programs_line(tmp_path):
+    program = BUGGY / "use_after_free_through_helper.py"
+    helper = BUGGY / "device_buffer.py"
+    result, found = check(tmp_path, program)
+    assert result.returncode == 1, result.stdout + result.stderr
+    [finding] = found
+    assert finding["kind"] == "use-after-free"
+    sites = {
+        label: [(Path(f["file"]).name, f["line"]) for f in frames[:2]] for label, frames in finding["sites"].items()
+    }
+    assert sites == {
+        "access": [
+            (helper.name, line_of(helper, "self.ptr, self.size, ACL_MEMCPY_DEVICE_TO_HOST")),
+            (program.name, line_of(program, "# BUG")),
+        ],
+        "freed": [
+            (helper.name, line_of(helper, "acl.rt.free(self.ptr)")),
+            (program.name, line_of(program, "buffer.release()")),
+        ],
+        "allocated": [
+            (helper.name, line_of(helper, "acl.rt.malloc(size")),
+            (program.name, line_of(program, "DeviceBuffer(256)")),
+        ],
     }
