@@ -402,3 +402,54 @@ def test_regression_host_ordered_through_stream_wait_event_was_reported_as_race(
     for handle in (a, b):
         assert acl.rt.destroy_stream(handle) == 0
     assert acl.rt.destroy_event(event) == 0
+
+
+def test_regression_memcpy2d_async_output_read_before_synchronize_was_no_race(checking, ctx, stream):
+    """memcpy2d_async recorded no task and memcpy2d no host access: a host read of a queued 2D copy's output, and
+    a 2D copy out of a queued copy's destination, were not reported."""
+    dev, _ = acl.rt.malloc(8 * 128, 0)
+    assert acl.rt.memset(dev, 8 * 128, 1, 8 * 128) == 0
+    host, _ = acl.rt.malloc_host(8 * 128)
+    assert acl.rt.memcpy2d_async(host, 128, dev, 128, 100, 8, 2, stream) == 0  # 100 of each 128-byte row
+    queued_line = here() - 1
+    acl.util.ptr_to_bytes(host + 100, 28)  # between two rows: no race
+    assert checker.findings() == []
+    acl.util.ptr_to_bytes(host + 128, 100)
+    access_line = here() - 1
+    assert site_lines(only("race")) == {"access": access_line, "queued": queued_line}
+    assert acl.rt.synchronize_stream(stream) == 0
+    checker.take_findings()
+    assert acl.rt.memset_async(dev, 8 * 128, 2, 8 * 128, stream) == 0
+    queued_line = here() - 1
+    assert acl.rt.memcpy2d(host, 128, dev, 128, 128, 8, 2) == 0
+    access_line = here() - 1
+    assert site_lines(only("race")) == {"access": access_line, "queued": queued_line}
+    assert acl.rt.synchronize_stream(stream) == 0
+
+
+def test_regression_memcpy2d_of_memory_nothing_wrote_was_not_uninitialized(checking, ctx, stream):
+    dev, _ = acl.rt.malloc(4 * 64, 0)
+    alloc_line = here() - 1
+    host, _ = acl.rt.malloc_host(4 * 64)
+    assert acl.rt.memcpy2d(host, 64, dev, 64, 64, 4, 2) == 0
+    read_line = here() - 1
+    assert site_lines(only("uninitialized")) == {"access": read_line, "allocated": alloc_line}
+    checker.take_findings()
+    other, _ = acl.rt.malloc(4 * 64, 0)
+    assert acl.rt.memcpy2d_async(host, 64, other, 64, 64, 4, 2, stream) == 0
+    queued_line = here() - 1
+    assert acl.rt.synchronize_stream(stream) == 0
+    assert site_lines(only("uninitialized"))["access"] == queued_line
+
+
+def test_regression_reduce_async_destination_read_before_synchronize_was_no_race(checking, ctx, stream):
+    dst, _ = acl.rt.malloc(64, 0)
+    src, _ = acl.rt.malloc(64, 0)
+    for ptr in (dst, src):
+        assert acl.rt.memset(ptr, 64, 0, 64) == 0
+    assert acl.rt.reduce_async(dst, src, 64, 10, 3, stream, 0) == 0  # SUM of int32
+    queued_line = here() - 1
+    acl.util.ptr_to_bytes(dst, 64)
+    access_line = here() - 1
+    assert site_lines(only("race")) == {"access": access_line, "queued": queued_line}
+    assert acl.rt.synchronize_stream(stream) == 0
