@@ -26,9 +26,10 @@ BUGGY = PROGRAMS / "check"
 
 def check(tmp_path: Path, program: Path, *args: str, **env: str) -> tuple[subprocess.CompletedProcess, list[dict]]:
     report = tmp_path / "findings.json"
+    report.unlink(missing_ok=True)
     full_env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENACL_", "ASCEND_"))}
     result = subprocess.run(
-        [sys.executable, "-m", "openacl", "check", "--json", str(report), str(program), *args],
+        [sys.executable, "-m", "openacl", "check", "--json", report.name, str(program), *args],
         cwd=tmp_path,
         capture_output=True,
         text=True,
@@ -115,6 +116,18 @@ def test_without_findings_the_exit_status_is_the_programs(tmp_path):
     result, found = check(tmp_path, script)
     assert (result.returncode, found) == (3, [])
     assert result.stderr.strip().endswith("openacl check: no findings")
+
+
+def test_regression_json_report_followed_the_programs_chdir(tmp_path):
+    """``--json findings.json`` was resolved when the program ended, so a program that changed its working
+    directory got the report written there, not where the command was run."""
+    (tmp_path / "elsewhere").mkdir()
+    script = tmp_path / "app.py"
+    script.write_text("import os\nimport acl\nacl.init()\nptr, _ = acl.rt.malloc_host(64)\nos.chdir('elsewhere')\n")
+    result, found = check(tmp_path, script)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert [f["kind"] for f in found] == ["leak"]
+    assert not (tmp_path / "elsewhere" / "findings.json").exists()
 
 
 def test_openacl_check_env_checks_any_process(tmp_path):
