@@ -453,3 +453,18 @@ def test_regression_reduce_async_destination_read_before_synchronize_was_no_race
     access_line = here() - 1
     assert site_lines(only("race")) == {"access": access_line, "queued": queued_line}
     assert acl.rt.synchronize_stream(stream) == 0
+
+
+def test_regression_a_copy_starting_before_its_allocation_was_no_finding(checking, ctx):
+    """A range that starts before an allocation and runs into it (a negative offset) is refused, as it should be,
+    but under check it was no finding at all: it is an overrun, with the allocation's line."""
+    dev, _ = acl.rt.malloc(256, 0)
+    alloc_line = here() - 1
+    host, _ = acl.rt.malloc_host(64)
+    assert acl.rt.memcpy(dev - 16, 64, host, 64, 1) != 0
+    access_line = here() - 1
+    finding = only("overrun")
+    assert site_lines(finding) == {"access": access_line, "allocated": alloc_line}
+    assert "starts 16 bytes before the beginning of a 256-byte device memory allocation" in finding.what
+    assert acl.rt.memcpy(dev + (1 << 40), 64, host, 64, 1) != 0  # nowhere near an allocation: the error alone
+    assert len(checker.findings()) == 1

@@ -279,14 +279,14 @@ def on_bad_free(addr: int) -> None:
         )
 
 
-def on_bad_access(addr: int, size: int, what: str) -> None:
-    """An access to memory that is no longer live: a use after free if the program freed it."""
+def on_bad_access(addr: int, size: int, what: str) -> bool:
+    """An access to memory that is no longer live: a use after free if the program freed it (then True)."""
     record = _freed_record(lambda r: r.size > 0 and r.address <= addr < r.address + r.size)
     if record is None:
-        return
+        return False
     here = site()
     if not here and record.reported:  # a task on an engine thread, reported at the free
-        return
+        return True
     _record(
         Finding(
             "use-after-free",
@@ -296,6 +296,7 @@ def on_bad_access(addr: int, size: int, what: str) -> None:
             (("access", here), ("freed", record.freed_at or ()), ("allocated", record.site)),
         )
     )
+    return True
 
 
 def on_overrun(region: object, region_size: int, addr: int, size: int, fit: int, what: str) -> None:
@@ -310,6 +311,24 @@ def on_overrun(region: object, region_size: int, addr: int, size: int, fit: int,
             size,
             addr,
             (("access", site()), ("allocated", record.site if record is not None else ())),
+        )
+    )
+
+
+def on_underrun(region: object, addr: int, size: int, what: str) -> None:
+    """An access that starts before the allocation it runs into (refused: it starts outside every allocation)."""
+    with _lock:
+        record = _live.get(("mem", region))
+    if record is None:
+        return
+    _record(
+        Finding(
+            "overrun",
+            f"{what} starts {record.address - addr} bytes before the beginning of a {record.size}-byte "
+            f"{record.label} allocation",
+            size,
+            addr,
+            (("access", site()), ("allocated", record.site)),
         )
     )
 

@@ -293,8 +293,10 @@ def region_for(addr: int, size: int, what: str, *, write: bool = False) -> Regio
         raise AclError(_INVALID, f"{what}: negative size {size}")
     region = space.find(addr, size)
     if region is None:
-        if checker.enabled:
-            checker.on_bad_access(addr, size, what)
+        if checker.enabled and not checker.on_bad_access(addr, size, what):
+            ahead = space.find(addr + size - 1, 1) if size > 0 else None  # a range that ends in an allocation
+            if ahead is not None and ahead.addr > addr:
+                checker.on_underrun(ahead, addr, size, what)
         raise AclError(_INVALID, f"{what} {addr:#x} (+{size} bytes) is not inside any allocation")
     if write and not region.writable:
         raise AclError(_INVALID, f"{what} {addr:#x} is read-only memory")
