@@ -13,6 +13,8 @@ the interpreter's runner frames), so a finding names the lines of the user's fil
 Guarantees:
 - Each finding is recorded once (the same kind at the same sites is counted, not repeated) and printed once to
   stderr when it is recorded, with no lock of ours held while it is printed.
+- Freed memory stays out of the allocator's hands while its record is among the recent frees (``_QUARANTINE_BYTES``
+  at most), so a stale pointer meets its free, not the next buffer put at the same address.
 - A leak is what the program created and never destroyed: reported when ``finalize`` starts (everything still
   alive), when ``reset_device`` reclaims what it owns, and at exit (``report_leaks``). Objects the runtime makes
   for itself (a device's primary context and default streams) are not tracked.
@@ -479,8 +481,10 @@ def ordered_callback(stream: object, fn, blocking: bool):
 
     def blocking_callback(*args: object) -> object:
         _ordered(handle, up_to)
-        held = _holding.__dict__.setdefault("streams", {})
-        outer = held.get(handle)
+        held = getattr(_holding, "streams", None)
+        if held is None:
+            held = _holding.streams = {}
+        outer = held.get(handle)  # a nested callback of the same stream (process_report called in a callback)
         held[handle] = up_to
         try:
             return fn(*args)
@@ -502,8 +506,8 @@ def on_host_access(what: str, reads: list[tuple[int, int]] = (), writes: list[tu
     or write what it writes. Returns whether it raced (then its reads are not also reported as uninitialized)."""
     held = getattr(_holding, "streams", None) or {}
     with _lock:
-        queued = [
-            q for handle, entries in _queued.items() for q in entries if q.serial < held.get(handle, q.serial + 1)
+        queued = [  # less what a BLOCK callback this thread runs holds back on its stream
+            q for handle, entries in _queued.items() for q in entries if handle not in held or q.serial < held[handle]
         ]
     raced = False
     for q in queued:
