@@ -45,7 +45,7 @@ def test_state_is_clean_after_the_fixture():
 """
 
 
-def run_pytest(tmp_path, *args: str) -> subprocess.CompletedProcess:
+def run_pytest(tmp_path, *args: str, **extra_env: str) -> subprocess.CompletedProcess:
     (tmp_path / "conftest.py").write_text("import openacl\n\nopenacl.install()\n")
     (tmp_path / "test_app.py").write_text(PROGRAM)
     registered = any(e.name == "openacl" for e in importlib.metadata.entry_points(group="pytest11"))
@@ -57,7 +57,7 @@ def run_pytest(tmp_path, *args: str) -> subprocess.CompletedProcess:
         capture_output=True,
         text=True,
         timeout=300,
-        env=env,
+        env={**env, **extra_env},
     )
 
 
@@ -81,4 +81,15 @@ def test_openacl_check_option_checks_every_test(tmp_path):
     assert "FAILED test_app.py::test_overruns_a_buffer" in out
     assert "1 host memory allocation still alive at the end of the test" in out
     assert "test_app.py:7 in test_leaks_host_memory" in out
+    assert "1 failed, 3 passed, 1 error" in out
+
+
+def test_regression_openacl_check_env_under_pytest_failed_no_test(tmp_path):
+    """``OPENACL_CHECK=1 pytest`` turned checking on, but no test failed: the findings went to the captured
+    stderr of passing tests, which pytest shows nobody. The variable now asks the plugin, as ``--openacl-check``."""
+    result = run_pytest(tmp_path, OPENACL_CHECK="1")
+    out = result.stdout
+    assert result.returncode == 1, out + result.stderr
+    assert "ERROR test_app.py::test_leaks_host_memory" in out
+    assert "FAILED test_app.py::test_overruns_a_buffer" in out
     assert "1 failed, 3 passed, 1 error" in out

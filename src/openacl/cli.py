@@ -117,8 +117,10 @@ def _check(args: argparse.Namespace) -> int:
 
     if not os.path.isfile(args.script):
         return _fail("check", f"no such file: {args.script}")
-    if args.json and not os.path.isdir(os.path.dirname(os.path.abspath(args.json))):
-        return _fail("check", f"--json {args.json}: no such directory")
+    if args.json:
+        args.json = os.path.abspath(args.json)  # now: the program may change its working directory
+        if not os.path.isdir(os.path.dirname(args.json)):
+            return _fail("check", f"--json {args.json}: no such directory")
     checker.enable()
     try:
         code = _run_script(args.script, args.args)

@@ -1,7 +1,7 @@
-"""The pytest plugin: ``pytest --openacl-check`` (or ``@pytest.mark.openacl_check`` on a test) fails any test whose
-program code produced an ``openacl check`` finding, with the finding in the failure text (a leak, known once the
-test's fixtures are torn down, is an error at teardown); the ``openacl_clean`` fixture leaves the process's openacl
-state clean after a test.
+"""The pytest plugin: ``pytest --openacl-check`` (or ``OPENACL_CHECK=1``, or ``@pytest.mark.openacl_check`` on a
+test) fails any test whose program code produced an ``openacl check`` finding, with the finding in the failure text
+(a leak, known once the test's fixtures are torn down, is an error at teardown); the ``openacl_clean`` fixture leaves
+the process's openacl state clean after a test.
 
 Registered as a ``pytest11`` entry point, so pytest loads it in every session of an environment where openacl is
 installed: it imports the runtime only when a test asks for checking or for the fixture.
@@ -9,6 +9,7 @@ installed: it imports the runtime only when a test asks for checking or for the 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 
 import pytest
@@ -30,7 +31,13 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def _checking(item: pytest.Item) -> bool:
-    return bool(item.config.getoption("--openacl-check")) or item.get_closest_marker("openacl_check") is not None
+    """Asked for: ``--openacl-check``, the marker, or ``OPENACL_CHECK=1`` (checking the whole process: without the
+    plugin's part its findings would only be printed, and pytest shows a passing test's stderr to nobody)."""
+    return (
+        bool(item.config.getoption("--openacl-check"))
+        or os.environ.get("OPENACL_CHECK", "") not in ("", "0")
+        or item.get_closest_marker("openacl_check") is not None
+    )
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -26,9 +26,10 @@ BUGGY = PROGRAMS / "check"
 
 def check(tmp_path: Path, program: Path, *args: str, **env: str) -> tuple[subprocess.CompletedProcess, list[dict]]:
     report = tmp_path / "findings.json"
+    report.unlink(missing_ok=True)
     full_env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENACL_", "ASCEND_"))}
     result = subprocess.run(
-        [sys.executable, "-m", "openacl", "check", "--json", str(report), str(program), *args],
+        [sys.executable, "-m", "openacl", "check", "--json", report.name, str(program), *args],
         cwd=tmp_path,
         capture_output=True,
         text=True,
@@ -117,6 +118,18 @@ def test_without_findings_the_exit_status_is_the_programs(tmp_path):
     assert result.stderr.strip().endswith("openacl check: no findings")
 
 
+def test_regression_json_report_followed_the_programs_chdir(tmp_path):
+    """``--json findings.json`` was resolved when the program ended, so a program that changed its working
+    directory got the report written there, not where the command was run."""
+    (tmp_path / "elsewhere").mkdir()
+    script = tmp_path / "app.py"
+    script.write_text("import os\nimport acl\nacl.init()\nptr, _ = acl.rt.malloc_host(64)\nos.chdir('elsewhere')\n")
+    result, found = check(tmp_path, script)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert [f["kind"] for f in found] == ["leak"]
+    assert not (tmp_path / "elsewhere" / "findings.json").exists()
+
+
 def test_openacl_check_env_checks_any_process(tmp_path):
     script = tmp_path / "app.py"
     script.write_text("import acl\nacl.init()\nptr, _ = acl.rt.malloc_host(64)\nacl.finalize()\n")
@@ -181,6 +194,8 @@ def _clean_programs(tmp_path: Path, picture: Path) -> dict[str, tuple[Path, list
         "blas_gemm.py": [str(tmp_path / "blas")],
         "prof_classify.py": [str(net), str(tmp_path / "prof"), "2"],
         "prof_subscribe.py": [str(net), "2"],
+        "async_callback_results.py": [model, "3"],
+        "stream_wait_pipeline.py": [],
         **{f"gepy/{p.name}": [] for p in sorted((PROGRAMS / "gepy").glob("*.py"))},
     }
     found = {p.name for p in PROGRAMS.glob("*.py")} | {f"gepy/{p.name}" for p in (PROGRAMS / "gepy").glob("*.py")}
@@ -351,4 +366,83 @@ def test_overrun_of_a_decode_output_names_the_decode_and_the_allocation(tmp_path
     assert lines(finding, program) == {
         "access": line_of(program, "# BUG"),
         "allocated": line_of(program, "out_dev, ret = acl.media.dvpp_malloc"),
+    }
+
+
+def test_use_after_free_of_memory_a_callback_freed(tmp_path):
+    program = BUGGY / "free_in_callback_then_read.py"
+    result, found = check(tmp_path, program)
+    assert result.returncode == 1, result.stdout + result.stderr
+    [finding] = found
+    assert finding["kind"] == "use-after-free"
+    assert lines(finding, program) == {
+        "access": line_of(program, "# BUG"),
+        "freed": line_of(program, "acl.rt.free(dev_ptr)"),  # in the callback, on the report thread
+        "allocated": line_of(program, "acl.rt.malloc(SIZE"),
+    }
+
+
+def test_use_after_free_of_memory_freed_while_a_copy_was_queued(tmp_path):
+    program = BUGGY / "free_while_copy_queued.py"
+    result, found = check(tmp_path, program)
+    assert result.returncode == 1, result.stdout + result.stderr
+    [finding] = found
+    assert finding["kind"] == "use-after-free"
+    assert "memcpy_async queued on stream" in finding["what"]
+    assert lines(finding, program) == {
+        "access": line_of(program, "acl.rt.memcpy_async(dst"),
+        "freed": line_of(program, "# BUG"),
+        "allocated": line_of(program, "src, ret = acl.rt.malloc"),
+    }
+
+
+def test_race_in_worker_threads_is_one_finding_at_the_workers_lines(tmp_path):
+    program = BUGGY / "race_in_worker_thread.py"
+    result, found = check(tmp_path, program, str(DEMO_MODEL))
+    assert result.returncode == 1, result.stdout + result.stderr
+    [finding] = found
+    assert finding["kind"] == "race" and finding["count"] == 2  # one per worker thread, reported once
+    assert lines(finding, program) == {
+        "access": line_of(program, "# BUG"),
+        "queued": line_of(program, "acl.mdl.execute_async(model_id"),
+    }
+    assert result.stderr.count("openacl check: race:") == 1
+
+
+def test_double_free_after_realloc_names_the_old_buffer(tmp_path):
+    program = BUGGY / "double_free_after_realloc.py"
+    result, found = check(tmp_path, program)
+    assert result.returncode == 1, result.stdout + result.stderr
+    [finding] = found
+    assert finding["kind"] == "double-free"
+    assert lines(finding, program) == {
+        "freed again": line_of(program, "# BUG"),
+        "first freed": line_of(program, "acl.rt.free(old)"),
+        "allocated": line_of(program, "old, ret = acl.rt.malloc"),
+    }
+
+
+def test_sites_through_a_helper_class_name_the_helper_and_the_programs_line(tmp_path):
+    program = BUGGY / "use_after_free_through_helper.py"
+    helper = BUGGY / "device_buffer.py"
+    result, found = check(tmp_path, program)
+    assert result.returncode == 1, result.stdout + result.stderr
+    [finding] = found
+    assert finding["kind"] == "use-after-free"
+    sites = {
+        label: [(Path(f["file"]).name, f["line"]) for f in frames[:2]] for label, frames in finding["sites"].items()
+    }
+    assert sites == {
+        "access": [
+            (helper.name, line_of(helper, "self.ptr, self.size, ACL_MEMCPY_DEVICE_TO_HOST")),
+            (program.name, line_of(program, "# BUG")),
+        ],
+        "freed": [
+            (helper.name, line_of(helper, "acl.rt.free(self.ptr)")),
+            (program.name, line_of(program, "buffer.release()")),
+        ],
+        "allocated": [
+            (helper.name, line_of(helper, "acl.rt.malloc(size")),
+            (program.name, line_of(program, "DeviceBuffer(256)")),
+        ],
     }

@@ -10,6 +10,8 @@ import pytest
 
 import acl
 from openacl.runtime import checker
+from tests.acl.test_callbacks import ReportThread
+from tests.conftest import hold_stream
 from tests.media.helpers import nv12_pic
 from tests.media.test_vdec import Channel
 from tests.media.test_venc import Encoder
@@ -551,3 +553,199 @@ def test_a_vdec_picture_read_before_its_callback_races_the_send(checking, ctx):
     assert acl.rt.memcpy(host, size, out, size, 2) == 0
     assert channel.close() == 0
     assert len(checker.findings()) == 1 and channel.calls[0]["ret"] == 0
+
+
+def test_regression_stale_pointer_read_after_its_address_was_handed_out_again(checking, ctx):
+    """A freed buffer's address came back as the next allocation (the allocator reuses it at once), so a read
+    through the stale pointer read the new buffer: no finding at all (or an overrun of whatever host object
+    landed there). Freed memory is now held in quarantine: the address is not reused, the read is a use after
+    free."""
+    stale, _ = acl.rt.malloc(1024, 0)
+    alloc_line = here() - 1
+    assert acl.rt.memset(stale, 1024, 1, 1024) == 0
+    assert acl.rt.free(stale) == 0
+    free_line = here() - 1
+    fresh, _ = acl.rt.malloc(1024, 0)
+    assert fresh != stale
+    out, _ = acl.rt.malloc_host(1024)
+    assert acl.rt.memcpy(out, 1024, stale, 1024, 2) != 0
+    access_line = here() - 1
+    assert site_lines(only("use-after-free")) == {"access": access_line, "freed": free_line, "allocated": alloc_line}
+    assert acl.rt.free(stale) != 0  # and freeing it again is a double free of the stale one, not a free of fresh
+    assert site_lines(only("double-free"))["first freed"] == free_line
+    assert acl.rt.free(fresh) == 0 and acl.rt.free_host(out) == 0
+
+
+def test_regression_quarantine_is_bounded(checking, ctx, monkeypatch):
+    monkeypatch.setattr(checker, "_QUARANTINE_BYTES", 4096)
+    for _ in range(8):
+        ptr, _ = acl.rt.malloc(1024, 0)
+        assert acl.rt.free(ptr) == 0
+    assert checker._quarantined == 4096
+    assert sum(1 for r in checker._freed if r.kept is not None) == 4 and len(checker._freed) == 8
+
+
+def test_regression_memory_freed_under_a_queued_task_had_no_access_site(checking, ctx, stream, gate):
+    """A copy queued, its source freed before the stream got there: reported only if the engine ran the copy
+    after the free (timing), and then with no access site (the engine thread has no frame of the program).
+    Now the free itself is the finding, naming the queued copy, whenever the stream runs it."""
+    src, _ = acl.rt.malloc(256, 0)
+    alloc_line = here() - 1
+    dst, _ = acl.rt.malloc(256, 0)
+    assert acl.rt.memset(src, 256, 3, 256) == 0
+    hold_stream(stream, gate)
+    assert acl.rt.memcpy_async(dst, 256, src, 256, 3, stream) == 0
+    queued_line = here() - 1
+    assert acl.rt.free(src) == 0
+    free_line = here() - 1
+    gate.set()
+    assert acl.rt.synchronize_stream(stream) != 0  # the copy failed on freed memory (a device memory error)
+    finding = only("use-after-free")
+    assert site_lines(finding) == {"access": queued_line, "freed": free_line, "allocated": alloc_line}
+    assert "memcpy_async queued on stream" in finding.what
+    assert acl.rt.free(dst) == 0
+
+
+def test_regression_free_after_the_host_was_ordered_is_no_finding(checking, ctx, stream):
+    src, _ = acl.rt.malloc(256, 0)
+    dst, _ = acl.rt.malloc(256, 0)
+    assert acl.rt.memset(src, 256, 3, 256) == 0
+    assert acl.rt.memcpy_async(dst, 256, src, 256, 3, stream) == 0
+    assert acl.rt.synchronize_stream(stream) == 0
+    assert acl.rt.free(src) == 0 and acl.rt.free(dst) == 0
+    assert checker.findings() == []
+
+
+def test_regression_block_callback_reading_an_output_raced_the_tasks_it_holds_back(checking, ctx, gate):
+    """execute/copy, then a BLOCK callback reading the output, repeated: the callback was reported racing the
+    next iteration's copy, which the BLOCK callback holds back until it returns. A NO_BLOCK callback does not hold
+    its stream back: there the race is real."""
+    thread = ReportThread(ctx)
+    stream, _ = acl.rt.create_stream()
+    assert acl.rt.subscribe_report(thread.tid, stream) == 0
+    src, _ = acl.rt.malloc_host(64)
+    dev, _ = acl.rt.malloc(64, 0)
+    assert acl.rt.memset(src, 64, 5, 64) == 0
+    seen = []
+
+    def read(_):
+        seen.append(acl.util.ptr_to_bytes(dev, 64))
+        access_lines.append(here() - 1)
+
+    access_lines: list[int] = []
+    try:
+        for block in (1, 1, 1):
+            assert acl.rt.memcpy_async(dev, 64, src, 64, 1, stream) == 0
+            assert acl.rt.launch_callback(read, None, block, stream) == 0
+        assert acl.rt.synchronize_stream(stream) == 0
+        assert checker.findings() == []
+        hold_stream(stream, gate)  # both NO_BLOCK rounds are queued before the first callback runs
+        for block in (0, 0):
+            assert acl.rt.memcpy_async(dev, 64, src, 64, 1, stream) == 0
+            queued_line = here() - 1
+            assert acl.rt.launch_callback(read, None, block, stream) == 0
+        gate.set()
+        assert acl.rt.synchronize_stream(stream) == 0
+    finally:
+        acl.rt.unsubscribe_report(thread.tid, stream)
+        thread.close()
+    assert seen == [b"\x05" * 64] * 5
+    race = only("race")  # the first NO_BLOCK callback's read, racing the copy queued after it
+    assert site_lines(race) == {"access": access_lines[0], "queued": queued_line}
+    assert acl.rt.free(dev) == 0 and acl.rt.free_host(src) == 0 and acl.rt.destroy_stream(stream) == 0
+
+
+def test_regression_host_ordered_through_stream_wait_event_was_reported_as_race(checking, ctx):
+    """Stream a fills, b waits for a's event and copies the result out; the host synchronizes b only. That orders
+    it after a's fill too (b could not pass the wait before it), but the read of a's output was reported as a
+    race, and the free of the buffer as a use after free."""
+    a, _ = acl.rt.create_stream()
+    b, _ = acl.rt.create_stream()
+    event, _ = acl.rt.create_event()
+    dev, _ = acl.rt.malloc(64, 0)
+    host, _ = acl.rt.malloc_host(64)
+    assert acl.rt.memset_async(dev, 64, 9, 64, a) == 0
+    assert acl.rt.record_event(event, a) == 0
+    # after the record, b does not wait for this one (it writes the half b does not read: no two-stream race)
+    assert acl.rt.memset_async(dev + 32, 32, 8, 32, a) == 0
+    queued_line = here() - 1
+    assert acl.rt.stream_wait_event(b, event) == 0
+    assert acl.rt.memcpy_async(host, 64, dev, 32, 2, b) == 0
+    assert acl.rt.synchronize_stream(b) == 0
+    assert acl.util.ptr_to_bytes(host, 32) == b"\x09" * 32
+    assert checker.findings() == []
+    acl.util.ptr_to_bytes(dev, 64)
+    access_line = here() - 1
+    assert site_lines(only("race")) == {"access": access_line, "queued": queued_line}
+    assert acl.rt.synchronize_stream(a) == 0
+    assert acl.rt.free(dev) == 0 and acl.rt.free_host(host) == 0
+    assert len(checker.findings()) == 1
+    for handle in (a, b):
+        assert acl.rt.destroy_stream(handle) == 0
+    assert acl.rt.destroy_event(event) == 0
+
+
+def test_regression_memcpy2d_async_output_read_before_synchronize_was_no_race(checking, ctx, stream):
+    """memcpy2d_async recorded no task and memcpy2d no host access: a host read of a queued 2D copy's output, and
+    a 2D copy out of a queued copy's destination, were not reported."""
+    dev, _ = acl.rt.malloc(8 * 128, 0)
+    assert acl.rt.memset(dev, 8 * 128, 1, 8 * 128) == 0
+    host, _ = acl.rt.malloc_host(8 * 128)
+    assert acl.rt.memcpy2d_async(host, 128, dev, 128, 100, 8, 2, stream) == 0  # 100 of each 128-byte row
+    queued_line = here() - 1
+    acl.util.ptr_to_bytes(host + 100, 28)  # between two rows: no race
+    assert checker.findings() == []
+    acl.util.ptr_to_bytes(host + 128, 100)
+    access_line = here() - 1
+    assert site_lines(only("race")) == {"access": access_line, "queued": queued_line}
+    assert acl.rt.synchronize_stream(stream) == 0
+    checker.take_findings()
+    assert acl.rt.memset_async(dev, 8 * 128, 2, 8 * 128, stream) == 0
+    queued_line = here() - 1
+    assert acl.rt.memcpy2d(host, 128, dev, 128, 128, 8, 2) == 0
+    access_line = here() - 1
+    assert site_lines(only("race")) == {"access": access_line, "queued": queued_line}
+    assert acl.rt.synchronize_stream(stream) == 0
+
+
+def test_regression_memcpy2d_of_memory_nothing_wrote_was_not_uninitialized(checking, ctx, stream):
+    dev, _ = acl.rt.malloc(4 * 64, 0)
+    alloc_line = here() - 1
+    host, _ = acl.rt.malloc_host(4 * 64)
+    assert acl.rt.memcpy2d(host, 64, dev, 64, 64, 4, 2) == 0
+    read_line = here() - 1
+    assert site_lines(only("uninitialized")) == {"access": read_line, "allocated": alloc_line}
+    checker.take_findings()
+    other, _ = acl.rt.malloc(4 * 64, 0)
+    assert acl.rt.memcpy2d_async(host, 64, other, 64, 64, 4, 2, stream) == 0
+    queued_line = here() - 1
+    assert acl.rt.synchronize_stream(stream) == 0
+    assert site_lines(only("uninitialized"))["access"] == queued_line
+
+
+def test_regression_reduce_async_destination_read_before_synchronize_was_no_race(checking, ctx, stream):
+    dst, _ = acl.rt.malloc(64, 0)
+    src, _ = acl.rt.malloc(64, 0)
+    for ptr in (dst, src):
+        assert acl.rt.memset(ptr, 64, 0, 64) == 0
+    assert acl.rt.reduce_async(dst, src, 64, 10, 3, stream, 0) == 0  # SUM of int32
+    queued_line = here() - 1
+    acl.util.ptr_to_bytes(dst, 64)
+    access_line = here() - 1
+    assert site_lines(only("race")) == {"access": access_line, "queued": queued_line}
+    assert acl.rt.synchronize_stream(stream) == 0
+
+
+def test_regression_a_copy_starting_before_its_allocation_was_no_finding(checking, ctx):
+    """A range that starts before an allocation and runs into it (a negative offset) is refused, as it should be,
+    but under check it was no finding at all: it is an overrun, with the allocation's line."""
+    dev, _ = acl.rt.malloc(256, 0)
+    alloc_line = here() - 1
+    host, _ = acl.rt.malloc_host(64)
+    assert acl.rt.memcpy(dev - 16, 64, host, 64, 1) != 0
+    access_line = here() - 1
+    finding = only("overrun")
+    assert site_lines(finding) == {"access": access_line, "allocated": alloc_line}
+    assert "starts 16 bytes before the beginning of a 256-byte device memory allocation" in finding.what
+    assert acl.rt.memcpy(dev + (1 << 40), 64, host, 64, 1) != 0  # nowhere near an allocation: the error alone
+    assert len(checker.findings()) == 1

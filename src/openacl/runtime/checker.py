@@ -13,6 +13,8 @@ the interpreter's runner frames), so a finding names the lines of the user's fil
 Guarantees:
 - Each finding is recorded once (the same kind at the same sites is counted, not repeated) and printed once to
   stderr when it is recorded, with no lock of ours held while it is printed.
+- Freed memory stays out of the allocator's hands while its record is among the recent frees (``_QUARANTINE_BYTES``
+  at most), so a stale pointer meets its free, not the next buffer put at the same address.
 - A leak is what the program created and never destroyed: reported when ``finalize`` starts (everything still
   alive but GE sessions, which outlive pyACL), when a teardown reclaims what the program owned (``reset_device``,
   ``destroy_stream`` of a subscribed stream, ``acl.prof.finalize`` of a running window: ``reclaiming``), and at
@@ -50,6 +52,11 @@ _SITE_DEPTH = 6
 _RAW_DEPTH = 8  # launch_callback's own frames (3) and the program's innermost
 _FREED_HISTORY = 4096
 _OUTLIVES_ACL = ("GE session",)  # not pyACL's: alive at acl.finalize is fine, at exit it leaked
+# Freed memory is kept (not handed back) while its record is in the history, up to this many bytes in all, so a
+# stale pointer finds its freed record instead of whatever the allocator put at that address since (ASan's
+# quarantine): without it, a freed device buffer's address comes back as the next numpy array, and a read through
+# the stale pointer is an overrun of a host object, or no finding at all.
+_QUARANTINE_BYTES = 256 * 1024 * 1024
 # Leaks are listed memory first, then handles in this order; other kinds follow by name.
 _LEAK_ORDER = (
     "device memory",
@@ -113,13 +120,16 @@ class _Record:
     site: Site
     device_id: int = -1
     freed_at: Site | None = field(default=None)
+    kept: object = field(default=None)  # a freed region held in quarantine
+    reported: bool = False  # freed under a queued task: that task's use is reported already
     serial: int = field(default_factory=lambda: next(_serials))  # creation order (``mark``)
 
 
 _lock = atfork.lock()
 _serials = itertools.count(1)
 _live: dict[object, _Record] = {}  # key: ("mem", region) by identity, or (table kind, handle)
-_freed: deque[_Record] = deque(maxlen=_FREED_HISTORY)  # newest last; looked up only on error paths
+_freed: deque[_Record] = deque()  # newest last, at most _FREED_HISTORY; looked up only on error paths
+_quarantined = 0  # bytes of the regions the records in _freed keep
 _findings: dict[tuple, Finding] = {}  # by (kind, what's kind, sites): recorded once, counted
 _let_go: deque[tuple[str, int]] = deque()  # keys of _live the program let go of (``forget``), not yet removed
 _reclaiming = threading.local()
@@ -194,9 +204,11 @@ def take_findings() -> list[Finding]:
 def reset() -> None:
     """Forget every record (process reset). Findings stay until taken (``take_findings``): a reset at the end of
     a test must not hide what the test did."""
+    global _quarantined
     with _lock:
         _live.clear()
         _freed.clear()
+        _quarantined = 0
         _queued.clear()
         _host_clock.clear()
         _stream_clocks.clear()
@@ -237,28 +249,53 @@ def relabel(region: object, label: str) -> None:
 
 
 def on_free(region: object) -> None:
-    _forget(("mem", region))
+    record = _forget(("mem", region), keep=region)
     with _lock:
         _written.pop(region, None)
-    _forget_queued_in(region.addr, region.size)  # type: ignore[attr-defined]
+    addr, size = region.addr, region.size  # type: ignore[attr-defined]
+    if record is not None:
+        _freed_under_queued(record, addr, size)
+    _forget_queued_in(addr, size)
 
 
-def _forget(key: object) -> None:
+def _forget(key: object, keep: object = None) -> _Record | None:
+    """The record of ``key`` moves to the freed history (``keep``: the freed region, held in quarantine)."""
+    global _quarantined
     here = site()
+    dropped: list[object] = []  # let go after the lock: a region's last reference may run a finalizer
     with _lock:
         record = _live.pop(key, None)
         if record is None:
-            return
+            return None
         record.freed_at = here
+        if keep is not None and record.size <= _QUARANTINE_BYTES:
+            record.kept, _quarantined = keep, _quarantined + record.size
         _freed.append(record)
+        while len(_freed) > _FREED_HISTORY:
+            dropped.append(_unkeep(_freed.popleft()))
+        for old in _freed:  # oldest first
+            if _quarantined <= _QUARANTINE_BYTES:
+                break
+            dropped.append(_unkeep(old))
+    dropped.clear()
     if getattr(_reclaiming, "when", None):
         _reclaiming.records.append(record)
+    return record
+
+
+def _unkeep(record: _Record) -> object:
+    """Out of quarantine (``_lock`` held): returns the region it kept, for the caller to let go of."""
+    global _quarantined
+    kept, record.kept = record.kept, None
+    if kept is not None:
+        _quarantined -= record.size
+    return kept
 
 
 def on_reclaimed(regions: list) -> None:
     """A reset freed these regions on the program's behalf: each one the program allocated leaked."""
     for region in regions:
-        _forget(("mem", region))
+        _forget(("mem", region), keep=region)
 
 
 def _freed_record(match) -> _Record | None:
@@ -284,19 +321,24 @@ def on_bad_free(addr: int) -> None:
         )
 
 
-def on_bad_access(addr: int, size: int, what: str) -> None:
-    """An access to memory that is no longer live: a use after free if the program freed it."""
+def on_bad_access(addr: int, size: int, what: str) -> bool:
+    """An access to memory that is no longer live: a use after free if the program freed it (then True)."""
     record = _freed_record(lambda r: r.size > 0 and r.address <= addr < r.address + r.size)
-    if record is not None:
-        _record(
-            Finding(
-                "use-after-free",
-                f"{what} in {record.label} that was freed",
-                size,
-                addr,
-                (("access", site()), ("freed", record.freed_at or ()), ("allocated", record.site)),
-            )
+    if record is None:
+        return False
+    here = site()
+    if not here and record.reported:  # a task on an engine thread, reported at the free
+        return True
+    _record(
+        Finding(
+            "use-after-free",
+            f"{what} in {record.label} that was freed",
+            size,
+            addr,
+            (("access", here), ("freed", record.freed_at or ()), ("allocated", record.site)),
         )
+    )
+    return True
 
 
 def on_overrun(region: object, region_size: int, addr: int, size: int, fit: int, what: str) -> None:
@@ -311,6 +353,24 @@ def on_overrun(region: object, region_size: int, addr: int, size: int, fit: int,
             size,
             addr,
             (("access", site()), ("allocated", record.site if record is not None else ())),
+        )
+    )
+
+
+def on_underrun(region: object, addr: int, size: int, what: str) -> None:
+    """An access that starts before the allocation it runs into (refused: it starts outside every allocation)."""
+    with _lock:
+        record = _live.get(("mem", region))
+    if record is None:
+        return
+    _record(
+        Finding(
+            "overrun",
+            f"{what} starts {record.address - addr} bytes before the beginning of a {record.size}-byte "
+            f"{record.label} allocation",
+            size,
+            addr,
+            (("access", site()), ("allocated", record.site)),
         )
     )
 
@@ -595,11 +655,34 @@ def on_event_reached(event: object) -> None:
         _host_joins(clock)
 
 
-def ordered_callback(stream: object, fn):
-    """``fn`` as a stream callback: when it runs, the host is ordered after what was queued before it. Its launch
-    is kept raw, for ``on_callbacks_dropped``."""
-    ordered = _ordered_after(stream.handle, fn)  # type: ignore[attr-defined]
-    if ordered is fn:  # a wrapper of its own, to carry the launch site
+_holding = threading.local()  # .streams: {stream handle: its epoch} of the BLOCK callbacks this thread runs
+
+
+def ordered_callback(stream: object, fn, blocking: bool):
+    """``fn`` as a stream callback: when it runs, the host is ordered after what was queued before it. A BLOCK
+    callback also holds its stream: what was queued after it cannot run before it returns, so the callback's own
+    accesses do not race those tasks. Its launch is kept raw, for ``on_callbacks_dropped``."""
+    handle = stream.handle  # type: ignore[attr-defined]
+    ordered = _ordered_after(handle, fn)
+    if blocking:
+        epoch = _stream_clocks.get(handle, {}).get(handle, 0)  # tasks queued after the callback number above it
+        inner = ordered
+
+        def ordered(*args: object) -> object:
+            held = getattr(_holding, "streams", None)
+            if held is None:
+                held = _holding.streams = {}
+            outer = held.get(handle)  # a nested callback of the same stream (process_report called in a callback)
+            held[handle] = epoch
+            try:
+                return inner(*args)
+            finally:
+                if outer is None:
+                    del held[handle]
+                else:
+                    held[handle] = outer
+
+    elif ordered is fn:  # a wrapper of its own, to carry the launch site
 
         def ordered(*args: object) -> object:
             return fn(*args)
@@ -663,8 +746,11 @@ def _overlap(ranges: tuple[tuple[int, int], ...], addr: int, size: int) -> bool:
 def on_host_access(what: str, reads: list[tuple[int, int]] = (), writes: list[tuple[int, int]] = ()) -> bool:
     """A host access by the program: a race if a queued task will still write what it reads, or will still read
     or write what it writes. Returns whether it raced (then its reads are not also reported as uninitialized)."""
+    held = getattr(_holding, "streams", None) or {}
     with _lock:
-        queued = [q for entries in _queued.values() for q in entries]
+        queued = [  # less what a BLOCK callback this thread runs holds back on its stream
+            q for handle, entries in _queued.items() for q in entries if handle not in held or q.epoch <= held[handle]
+        ]
     raced = False
     for q in queued:
         for addr, size in reads:
@@ -725,6 +811,26 @@ def on_foreign_stream(handle: int, stream_id: int, device_id: int, current_devic
             (("access", site()), ("created", record.site if record is not None else ())),
         )
     )
+
+
+def _freed_under_queued(record: _Record, addr: int, size: int) -> None:
+    """Memory freed while a task the host is not ordered after still reads or writes it: the task uses freed
+    memory (whether it ran already is timing; order decides). Reported once, at the free, naming the task; the
+    task's own failure on the engine thread, if it comes, adds nothing (``on_bad_access``)."""
+    with _lock:
+        users = [q for entries in _queued.values() for q in entries if _overlap(q.reads + q.writes, addr, size)]
+    if users:
+        record.reported = True
+        q = users[0]  # the first queued on its stream
+        _record(
+            Finding(
+                "use-after-free",
+                f"{q.what} queued on {q.queue} uses {record.label} freed before anything ordered the host after it",
+                size,
+                addr,
+                (("access", q.site), ("freed", record.freed_at or ()), ("allocated", record.site)),
+            )
+        )
 
 
 def _forget_queued_in(addr: int, size: int) -> None:

@@ -208,9 +208,19 @@ def copy2d(
         memory.move(dst + row * dpitch, src + row * spitch, width, dst_pin, src_pin)
 
 
+def _rows(addr: int, pitch: int, width: int, height: int) -> list[tuple[int, int]]:
+    """openacl check: the ranges a 2D copy touches on one side (one, when its rows are contiguous)."""
+    if width == pitch or height <= 1:
+        return [(addr, _span(pitch, width, height))]
+    return [(addr + row * pitch, width) for row in range(height)]
+
+
 def memcpy2d(dst: int, dpitch: int, src: int, spitch: int, width: int, height: int, kind: int) -> None:
     dst_region, src_region = check_copy2d(dst, dpitch, src, spitch, width, height, kind)
     if checker.enabled:
+        reads, writes = _rows(src, spitch, width, height), _rows(dst, dpitch, width, height)
+        if not checker.on_host_access("memcpy2d", reads, writes):
+            memory.note_read(src, _span(spitch, width, height), "memcpy2d")
         memory.note_write(dst, _span(dpitch, width, height))
     copy2d(dst, dpitch, src, spitch, width, height, dst_region, src_region)
 
@@ -220,12 +230,14 @@ def enqueue_copy2d(
 ) -> None:
     """Check now, copy when the stream gets there (a region freed in between fails the task, as for memcpy)."""
     dst_region, src_region = check_copy2d(dst, dpitch, src, spitch, width, height, kind)
-    if checker.enabled:  # each side as the one range its rows span
-        spans = ([(src, _span(spitch, width, height))], [(dst, _span(dpitch, width, height))])
-        checker.on_task(stream, "memcpy2d_async", *spans)
+    at = checker.site() if checker.enabled else None
+    if checker.enabled:
+        checker.on_task(stream, "memcpy2d_async", _rows(src, spitch, width, height), _rows(dst, dpitch, width, height))
 
     def work() -> None:
         _check_source_still_allocated("memcpy2d_async", src_region)
+        if checker.enabled:
+            memory.note_read(src, _span(spitch, width, height), "memcpy2d_async", at)
         target = memory.task_write_region(dst, _span(dpitch, width, height), "memcpy2d_async", dst_region)
         copy2d(dst, dpitch, src, spitch, width, height, target, src_region)
 

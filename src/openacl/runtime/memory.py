@@ -317,12 +317,15 @@ def region_for(addr: int, size: int, what: str, *, write: bool = False) -> Regio
 def _check_bad_range(addr: int, size: int, what: str) -> None:
     """``openacl check``, on a range refused: an overrun if it starts inside a live allocation and runs past its
     end (a task's range, or a copy's past the tolerated overrun: the call still fails as without check), else a
-    use after free if it lies in memory the program freed."""
+    use after free if it lies in memory the program freed, else an overrun if it starts before an allocation and
+    runs into it."""
     start = space.find(addr, 1) if size > 0 else None
     if start is not None:
         checker.on_overrun(start, start.size, addr, size, start.end - addr, what)
-    else:
-        checker.on_bad_access(addr, size, what)
+    elif not checker.on_bad_access(addr, size, what):
+        ahead = space.find(addr + size - 1, 1) if size > 0 else None  # a range that ends in an allocation
+        if ahead is not None and ahead.addr > addr:
+            checker.on_underrun(ahead, addr, size, what)
 
 
 def note_read(addr: int, size: int, what: str, at: tuple | None = None) -> None:

@@ -285,7 +285,7 @@ def launch(fn, user_data, block_type: int, stream: Stream) -> None:
         )
     blocking = block_type == ACL_CALLBACK_BLOCK
     if checker.enabled:
-        fn = checker.ordered_callback(stream, fn)  # code in the callback is ordered after what came before it
+        fn = checker.ordered_callback(stream, fn, blocking)  # ordered after what came before it
     stream.enqueue(Task(TaskKind.CALLBACK, "callback", None, fn, user_data, blocking))  # positional: the hot path
 
 
