@@ -55,8 +55,13 @@ def check_inputs(specs: Sequence[InputSpec], inputs: Sequence[Any]) -> tuple[lis
 def read_only(array: np.ndarray) -> np.ndarray:
     """A read-only view: callbacks see the data without being able to change what the session holds."""
     view = array.view()
-    view.flags.writeable = False
+    view.setflags(write=False)  # (half the cost of assigning flags.writeable)
     return view
+
+
+def read_only_dict(results: list[np.ndarray], named: Sequence[tuple[str, int]]) -> dict[str, np.ndarray]:
+    """``{name: read_only(results[i])}`` for each ``(name, i)``."""
+    return {name: read_only(results[i]) for name, i in named}
 
 
 class Executable:
@@ -84,10 +89,13 @@ class Executable:
         self.data_names = [n.name for n in compiled.data]
         # A variable the session has no value for yet, which this graph only assigns, is not an input.
         self.var_names = [name for name in compiled.variables if name in var_types]
+        self._feed_names = self.data_names + self.var_names
         # Invariant: positions into the list onnxruntime returns for ``output_names``.
         self.all_outputs = [pos[t] for t in outputs]
         self.plain_outputs = [pos[t] for t in compiled.checkpoint_outputs]
         self._all_dups, self._plain_dups = _repeats(self.all_outputs), _repeats(self.plain_outputs)
+        # The common layout: the outputs wanted are the first ones onnxruntime returns, in order (a slice).
+        self._all_prefix, self._plain_prefix = _prefix(self.all_outputs), _prefix(self.plain_outputs)
         self.summary = [(name, pos[outputs[i]]) for name, i in compiled.summary_index.items()]
         self.save: list[tuple[str, int]] = []
         if compiled.is_checkpoint_graph and compiled.checkpoint_outputs:
@@ -125,10 +133,11 @@ class Executable:
         return bool(self.summary)
 
     def run(self, arrays: Sequence[np.ndarray], variables: Sequence[np.ndarray]) -> list[np.ndarray]:
+        """onnxruntime's outputs for ``output_names``. The caller gives one array per Data node and per variable in
+        ``var_names`` (checked inputs or a plan's, read variables), so the names are zipped without a count check."""
         if self._run is None:
             return []
-        feeds = dict(zip(self.data_names, arrays, strict=True))
-        feeds.update(zip(self.var_names, variables, strict=True))
+        feeds = dict(zip(self._feed_names, [*arrays, *variables] if variables else arrays))  # noqa: B905
         return self._run(self.output_names, feeds, None)
 
     def new_variables(self, results: list[np.ndarray]) -> tuple[dict[str, np.ndarray], str | None]:
@@ -136,10 +145,10 @@ class Executable:
         updates = {}
         for var, i, dtype, shape, returned in self.assigns:
             value = results[i]
-            if dtype is not None and (value.dtype != dtype or value.shape != shape):
+            if dtype is not None and (value.shape != shape or (value.dtype is not dtype and value.dtype != dtype)):
                 return {}, f"Assign gives variable {var!r} {value.dtype}{list(value.shape)}, not {dtype}{list(shape)}"
             value = value.copy() if returned else value  # the caller gets that array and may write to it
-            value.flags.writeable = False
+            value.setflags(write=False)
             updates[var] = value
         return updates, None
 
@@ -149,11 +158,21 @@ class Executable:
         A tensor wanted twice comes back once from onnxruntime; the second place gets a copy, so that
         writing to one output never changes another.
         """
-        positions, dups = (self.all_outputs, self._all_dups) if with_summary else (self.plain_outputs, self._plain_dups)
+        if with_summary:
+            positions, dups, prefix = self.all_outputs, self._all_dups, self._all_prefix
+        else:
+            positions, dups, prefix = self.plain_outputs, self._plain_dups, self._plain_prefix
+        if prefix:
+            return results[: len(positions)]
         outs = [results[i] for i in positions]
         for j in dups:
             outs[j] = outs[j].copy()
         return outs
+
+
+def _prefix(positions: list[int]) -> bool:
+    """Whether ``positions`` are 0, 1, 2, ... (so no output is repeated either)."""
+    return positions == list(range(len(positions)))
 
 
 def _repeats(positions: list[int]) -> list[int]:
