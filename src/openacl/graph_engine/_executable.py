@@ -60,8 +60,13 @@ def read_only(array: np.ndarray) -> np.ndarray:
 
 
 def read_only_dict(results: list[np.ndarray], named: Sequence[tuple[str, int]]) -> dict[str, np.ndarray]:
-    """``{name: read_only(results[i])}`` for each ``(name, i)``."""
-    return {name: read_only(results[i]) for name, i in named}
+    """``{name: read_only(results[i])}`` for each ``(name, i)`` (spelled out: every train-mode run makes one)."""
+    params = {}
+    for name, i in named:
+        view = results[i].view()
+        view.setflags(write=False)
+        params[name] = view
+    return params
 
 
 class Executable:
