@@ -27,6 +27,7 @@ onnx = lazy.module("onnx")
 __all__ = ["Session", "ge_finalize", "ge_initialize", "is_initialized"]
 
 is_initialized = state.is_initialized
+_SUCCESS = GeStatus.SUCCESS  # run_graph is hot: an enum member read from its class is slow on 3.11
 
 
 @returns_status()
@@ -80,7 +81,7 @@ class Session:
         # ``@returns_status(value=list)`` spelled out: a training loop's call, where the wrapper's frame shows on a
         # tiny graph's run.
         try:
-            return self._engine.run_graph(graph_id, inputs), GeStatus.SUCCESS
+            return self._engine.run_graph(graph_id, inputs), _SUCCESS
         except GeError as exc:
             return [], failed(exc)
 
