@@ -6,7 +6,9 @@ names and which output goes where (user, Summary, Save, Assign) are all fixed he
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+from collections.abc import Callable, Sequence
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -99,8 +101,6 @@ class Executable:
         self.all_outputs = [pos[t] for t in outputs]
         self.plain_outputs = [pos[t] for t in compiled.checkpoint_outputs]
         self._all_dups, self._plain_dups = _repeats(self.all_outputs), _repeats(self.plain_outputs)
-        # The common layout: the outputs wanted are the first ones onnxruntime returns, in order (a slice).
-        self._all_prefix, self._plain_prefix = _prefix(self.all_outputs), _prefix(self.plain_outputs)
         self.summary = [(name, pos[outputs[i]]) for name, i in compiled.summary_index.items()]
         self.save: list[tuple[str, int]] = []
         if compiled.is_checkpoint_graph and compiled.checkpoint_outputs:
@@ -163,21 +163,19 @@ class Executable:
         A tensor wanted twice comes back once from onnxruntime; the second place gets a copy, so that
         writing to one output never changes another.
         """
-        if with_summary:
-            positions, dups, prefix = self.all_outputs, self._all_dups, self._all_prefix
-        else:
-            positions, dups, prefix = self.plain_outputs, self._plain_dups, self._plain_prefix
-        if prefix:
-            return results[: len(positions)]
+        positions, dups = (self.all_outputs, self._all_dups) if with_summary else (self.plain_outputs, self._plain_dups)
         outs = [results[i] for i in positions]
         for j in dups:
             outs[j] = outs[j].copy()
         return outs
 
-
-def _prefix(positions: list[int]) -> bool:
-    """Whether ``positions`` are 0, 1, 2, ... (so no output is repeated either)."""
-    return positions == list(range(len(positions)))
+    def output_picker(self, *, with_summary: bool) -> Callable[[list[np.ndarray]], list[np.ndarray]]:
+        """``outputs(results, with_summary=...)`` as one call a plan keeps: a slice (no Python frame) in the common
+        layout, where the outputs wanted are the first ones onnxruntime returns, in order."""
+        positions = self.all_outputs if with_summary else self.plain_outputs
+        if positions == list(range(len(positions))):
+            return itemgetter(slice(len(positions)))
+        return functools.partial(self.outputs, with_summary=with_summary)
 
 
 def _repeats(positions: list[int]) -> list[int]:

@@ -29,7 +29,7 @@ _ndarray = np.ndarray
 class RunPlan:
     """One graph's run: its Executable, the callbacks it fires, the input kinds it was made for."""
 
-    __slots__ = ("exe", "graph_id", "run_lock", "save", "signature", "summary", "with_summary")
+    __slots__ = ("exe", "graph_id", "outputs", "run_lock", "save", "signature", "summary")
 
     def __init__(
         self,
@@ -50,7 +50,8 @@ class RunPlan:
         self.signature = tuple((a.dtype, a.shape) for a in arrays)
         self.summary = summary  # fired with the Summary tensors (train-mode run_graph only)
         self.save = save  # fired with the Save node's variables (train-mode run_graph only)
-        self.with_summary = with_summary  # the Summary tensors stay at the end of the outputs
+        #: What the caller gets of onnxruntime's results (``with_summary``: the Summary tensors stay at the end).
+        self.outputs = exe.output_picker(with_summary=with_summary)
 
     def fits(self, inputs: list[Any]) -> bool:
         """Whether ``inputs`` are arrays of exactly the planned dtypes and shapes (so they need no other check)."""

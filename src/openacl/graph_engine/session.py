@@ -211,7 +211,7 @@ class Session:
         (:mod:`openacl.graph_engine._plan`); a later run whose inputs fit it does only the run itself.
         """
         plan = self._plans.get(graph_id) if type(graph_id) is int and type(inputs) is list else None
-        if plan is None or not plan.fits(inputs) or not plan.run_lock.acquire(blocking=False):
+        if plan is None or not plan.fits(inputs) or not plan.run_lock.acquire(False):
             return self._run_graph(graph_id, inputs)  # every check, and a new plan (or the error)
         try:
             return self._execute(plan, inputs)
@@ -471,7 +471,7 @@ class Session:
         """Find the graph and take its run lock, in one critical section; with the session version then."""
         with self._lock:
             entry = self._graphs.get(graph_id)
-            if entry is not None and entry.run_lock.acquire(blocking=False):
+            if entry is not None and entry.run_lock.acquire(False):
                 return entry, self._version
         if entry is None:
             raise GeError(
@@ -483,7 +483,7 @@ class Session:
 
     def _start_entry(self, entry: _GraphEntry) -> None:
         """Take the graph's run lock (the caller releases it), or GE_GRAPH_ALREADY_RUNNING."""
-        if not entry.run_lock.acquire(blocking=False):
+        if not entry.run_lock.acquire(False):
             raise GeError(
                 GeStatus.GE_GRAPH_ALREADY_RUNNING,
                 f"graph {entry.graph_id} is already running; parallel runs are not supported",
@@ -606,7 +606,7 @@ class Session:
     def _execute(self, plan: RunPlan, arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
         """Run a planned graph; hand its Summary/Save tensors to the callbacks the plan fires."""
         exe, graph_id = plan.exe, plan.graph_id
-        variables: list[np.ndarray] = []
+        variables: Sequence[np.ndarray] = ()
         if exe.var_names:
             with self._lock:
                 try:
@@ -627,7 +627,7 @@ class Session:
                 raise GeError(GeStatus.FAILED, f"graph {graph_id}: {bad}; variables unchanged")
             with self._lock:
                 self._variables.update(updates)
-        outputs = exe.outputs(results, with_summary=plan.with_summary)
+        outputs = plan.outputs(results)
         if plan.summary is not None:
             _call_back(SUMMARY, plan.summary, graph_id, read_only_dict(results, exe.summary))
         if plan.save is not None:
