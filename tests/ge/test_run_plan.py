@@ -162,6 +162,28 @@ def test_a_planned_run_that_fails_is_failed_with_the_same_line(predict, ge_log):
     assert errmsg.take() == lines[-1]
 
 
+def test_regression_a_summary_tensor_also_returned_changed_under_the_callback_when_the_output_was_written(train):
+    """A Summary tensor that is also an output was handed to the callback as a view of that output: a callback that
+    kept it (a sink queueing it) saw what the program later wrote into the output. It gets a read-only copy now.
+    Each run, planned or not, also keeps a tensor wanted twice and a returned variable apart."""
+    seen = []
+    g = ge.Graph("g")
+    w = g.variable("w", value=np.zeros(2, F32))
+    new_w = g.assign(w, g.op("Add", [w, g.data("x", index=0, shape=[2], dtype="float32")]))
+    g.summary("new_w", new_w)
+    g.set_outputs([new_w, new_w])
+    assert train.register_callback_func("Summary", lambda gid, p: seen.append(p["new_w"])) == S.SUCCESS
+    assert train.add_graph(1, g) == S.SUCCESS
+    for step in (1, 2, 3):
+        (a, b), ret = train.run_graph(1, [ones(2)])
+        assert ret == S.SUCCESS
+        a[...] = 100
+        assert b.tolist() == [step, step] and not seen[-1].flags.writeable
+        np.testing.assert_array_equal(w_value(train), [step, step])
+    planned(train, 1)
+    assert [p.tolist() for p in seen] == [[1, 1], [2, 2], [3, 3]]
+
+
 def test_a_closed_or_finalized_session_refuses_its_planned_graph(train, ge_log):
     assert train.register_callback_func("Summary", lambda gid, p: 0) == S.SUCCESS
     assert train.add_graph(1, step_graph()) == S.SUCCESS

@@ -61,11 +61,12 @@ def read_only(array: np.ndarray) -> np.ndarray:
     return view
 
 
-def read_only_dict(results: list[np.ndarray], named: Sequence[tuple[str, int]]) -> dict[str, np.ndarray]:
-    """``{name: read_only(results[i])}`` for each ``(name, i)`` (spelled out: every train-mode run makes one)."""
+def read_only_dict(results: list[np.ndarray], named: Sequence[tuple[str, int, bool]]) -> dict[str, np.ndarray]:
+    """``{name: read_only(results[i])}`` for each ``(name, i, copy)``, of a copy where ``copy`` (spelled out: every
+    train-mode run makes one)."""
     params = {}
-    for name, i in named:
-        view = results[i].view()
+    for name, i, copy in named:
+        view = results[i].copy() if copy else results[i].view()
         view.setflags(write=False)
         params[name] = view
     return params
@@ -101,13 +102,18 @@ class Executable:
         self.all_outputs = [pos[t] for t in outputs]
         self.plain_outputs = [pos[t] for t in compiled.checkpoint_outputs]
         self._all_dups, self._plain_dups = _repeats(self.all_outputs), _repeats(self.plain_outputs)
-        self.summary = [(name, pos[outputs[i]]) for name, i in compiled.summary_index.items()]
-        self.save: list[tuple[str, int]] = []
+        # (name, position, copy): a Summary tensor that is also one of the caller's (train-mode) outputs is copied
+        # for the callback, so that writing into that output never changes what the callback keeps. A Save tensor is
+        # not: a checkpoint graph's outputs are its Save variables, and a copy would double a checkpoint's cost
+        # (docs/ge.md says so).
+        given = set(self.plain_outputs)
+        self.summary = [(name, pos[outputs[i]], pos[outputs[i]] in given) for name, i in compiled.summary_index.items()]
+        self.save: list[tuple[str, int, bool]] = []
         if compiled.is_checkpoint_graph and compiled.checkpoint_outputs:
             view = Graph(compiled.name)
             view.nodes, view.outputs = compiled.nodes, compiled.checkpoint_outputs
             positions = checkpoint_handle(view, self.plain_outputs)
-            self.save = list(positions.items())
+            self.save = [(name, i, False) for name, i in positions.items()]
         returned = set(self.all_outputs)
         self.assigns = [
             (var, pos[tensor], *var_types.get(var, (None, None)), pos[tensor] in returned)
