@@ -154,3 +154,15 @@ def test_training_loop_example_writes_both_sinks(tmp_path):
     last = load_file(checkpoints[-1])
     np.testing.assert_allclose(last["w"], [[2.0], [-3.0], [0.5]], atol=1e-3)
     np.testing.assert_allclose(last["b"], [1.0], atol=1e-3)
+
+
+def test_a_callback_registered_again_replaces_the_one_a_planned_graph_fires():
+    session = train_session()
+    seen = []
+    session.register_callback_func("Summary", lambda gid, params: seen.append("first") or 0)
+    for _ in range(2):
+        session.run_graph(2, [x_tensor((1.0, 1.0))])
+    assert 2 in session._session._plans
+    session.register_callback_func("Summary", lambda gid, params: seen.append(params["Summary_2"].get_data()) or 0)
+    session.run_graph(2, [x_tensor((1.0, 1.0))])
+    assert seen == ["first", "first", [1.0, 2.0]]

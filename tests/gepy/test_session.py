@@ -7,7 +7,7 @@ import logging
 import numpy as np
 import pytest
 from ge.error import GeError, get_ge_error_msg
-from ge.es.all import Add, Relu
+from ge.es.all import Add, Gather, Relu
 from ge.es.graph_builder import GraphBuilder
 from ge.ge_global import GeApi
 from ge.graph import Tensor
@@ -142,3 +142,31 @@ def test_unwired_graph_runs_and_returns_no_outputs(initialized):
     session = Session()
     assert session.add_graph(1, b.build_and_reset()) == 0
     assert session.run_graph(1, [floats([1, 2], [2])]) == []
+
+
+def test_a_planned_run_raises_the_same_ge_error_as_a_first_run(initialized):
+    """After a first run the session keeps a plan for inputs of those kinds; the planned path translates errors as
+    the full path does: api name, context, GE's line, and an empty record afterwards."""
+    b = GraphBuilder("gather")
+    x = b.create_input(0, name="x", data_type=DataType.DT_FLOAT, shape=[3])
+    index = b.create_input(1, name="i", data_type=DataType.DT_INT64, shape=[1])
+    b.set_graph_output(Gather(x, index), 0)
+    session = Session()
+    assert session.add_graph(1, b.build_and_reset()) == 0
+    data = floats([1, 2, 3], [3])
+
+    def run(i):
+        return session.run_graph(1, [data, Tensor([i], None, DataType.DT_INT64, Format.FORMAT_ND, [1])])
+
+    assert [t.get_data() for t in run(2)] == [[3.0]]
+    assert 1 in session._session._plans
+    assert [t.get_data() for t in run(0)] == [[1.0]]
+    with pytest.raises(GeError) as info:
+        run(7)
+    err = info.value
+    assert err.api_name == "RunGraph" and err.context == {"graph_id": 1}
+    assert err.error_message.startswith("RunGraph: graph 1 failed in onnxruntime: ")
+    assert str(err) == "RunGraph failed; graph_id=1; " + err.error_message
+    assert get_ge_error_msg() == ""
+    with pytest.raises(GeError, match=r"has shape \(2,\), expected \(3,\)"):  # another kind: the full checks
+        session.run_graph(1, [floats([1, 2], [2]), Tensor([0], None, DataType.DT_INT64, Format.FORMAT_ND, [1])])

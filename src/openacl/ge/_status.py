@@ -18,10 +18,16 @@ from typing import Any, TypeVar
 from openacl.errors import GeError, GeStatus
 from openacl.log import get_logger
 
-__all__ = ["returns_status"]
+__all__ = ["failed", "returns_status"]
 
 log = get_logger("ge")
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+def failed(exc: GeError) -> int:
+    """Log the error's one line at its level; its code."""
+    log.log(exc.level, "%s", exc.detail)
+    return exc.code
 
 
 def returns_status(*, value: Callable[[], Any] | None = None) -> Callable[[F], F]:
@@ -36,8 +42,7 @@ def returns_status(*, value: Callable[[], Any] | None = None) -> Callable[[F], F
                 try:
                     fn(*args, **kwargs)
                 except GeError as exc:
-                    log.log(exc.level, "%s", exc.detail)
-                    return exc.code
+                    return failed(exc)
                 return GeStatus.SUCCESS
 
             return bare  # type: ignore[return-value]
@@ -47,8 +52,7 @@ def returns_status(*, value: Callable[[], Any] | None = None) -> Callable[[F], F
             try:
                 result = fn(*args, **kwargs)
             except GeError as exc:
-                log.log(exc.level, "%s", exc.detail)
-                return value(), exc.code
+                return value(), failed(exc)
             return result, GeStatus.SUCCESS
 
         return with_value  # type: ignore[return-value]

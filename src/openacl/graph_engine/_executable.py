@@ -6,7 +6,9 @@ names and which output goes where (user, Summary, Save, Assign) are all fixed he
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+from collections.abc import Callable, Sequence
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -55,8 +57,19 @@ def check_inputs(specs: Sequence[InputSpec], inputs: Sequence[Any]) -> tuple[lis
 def read_only(array: np.ndarray) -> np.ndarray:
     """A read-only view: callbacks see the data without being able to change what the session holds."""
     view = array.view()
-    view.flags.writeable = False
+    view.setflags(write=False)  # (half the cost of assigning flags.writeable)
     return view
+
+
+def read_only_dict(results: list[np.ndarray], named: Sequence[tuple[str, int, bool]]) -> dict[str, np.ndarray]:
+    """``{name: read_only(results[i])}`` for each ``(name, i, copy)``, of a copy where ``copy`` (spelled out: every
+    train-mode run makes one)."""
+    params = {}
+    for name, i, copy in named:
+        view = results[i].copy() if copy else results[i].view()
+        view.setflags(write=False)
+        params[name] = view
+    return params
 
 
 class Executable:
@@ -84,17 +97,23 @@ class Executable:
         self.data_names = [n.name for n in compiled.data]
         # A variable the session has no value for yet, which this graph only assigns, is not an input.
         self.var_names = [name for name in compiled.variables if name in var_types]
+        self._feed_names = self.data_names + self.var_names
         # Invariant: positions into the list onnxruntime returns for ``output_names``.
         self.all_outputs = [pos[t] for t in outputs]
         self.plain_outputs = [pos[t] for t in compiled.checkpoint_outputs]
         self._all_dups, self._plain_dups = _repeats(self.all_outputs), _repeats(self.plain_outputs)
-        self.summary = [(name, pos[outputs[i]]) for name, i in compiled.summary_index.items()]
-        self.save: list[tuple[str, int]] = []
+        # (name, position, copy): a Summary tensor that is also one of the caller's (train-mode) outputs is copied
+        # for the callback, so that writing into that output never changes what the callback keeps. A Save tensor is
+        # not: a checkpoint graph's outputs are its Save variables, and a copy would double a checkpoint's cost
+        # (docs/ge.md says so).
+        given = set(self.plain_outputs)
+        self.summary = [(name, pos[outputs[i]], pos[outputs[i]] in given) for name, i in compiled.summary_index.items()]
+        self.save: list[tuple[str, int, bool]] = []
         if compiled.is_checkpoint_graph and compiled.checkpoint_outputs:
             view = Graph(compiled.name)
             view.nodes, view.outputs = compiled.nodes, compiled.checkpoint_outputs
             positions = checkpoint_handle(view, self.plain_outputs)
-            self.save = list(positions.items())
+            self.save = [(name, i, False) for name, i in positions.items()]
         returned = set(self.all_outputs)
         self.assigns = [
             (var, pos[tensor], *var_types.get(var, (None, None)), pos[tensor] in returned)
@@ -125,10 +144,11 @@ class Executable:
         return bool(self.summary)
 
     def run(self, arrays: Sequence[np.ndarray], variables: Sequence[np.ndarray]) -> list[np.ndarray]:
+        """onnxruntime's outputs for ``output_names``. The caller gives one array per Data node and per variable in
+        ``var_names`` (checked inputs or a plan's, read variables), so the names are zipped without a count check."""
         if self._run is None:
             return []
-        feeds = dict(zip(self.data_names, arrays, strict=True))
-        feeds.update(zip(self.var_names, variables, strict=True))
+        feeds = dict(zip(self._feed_names, [*arrays, *variables] if variables else arrays))  # noqa: B905
         return self._run(self.output_names, feeds, None)
 
     def new_variables(self, results: list[np.ndarray]) -> tuple[dict[str, np.ndarray], str | None]:
@@ -136,10 +156,10 @@ class Executable:
         updates = {}
         for var, i, dtype, shape, returned in self.assigns:
             value = results[i]
-            if dtype is not None and (value.dtype != dtype or value.shape != shape):
+            if dtype is not None and (value.shape != shape or (value.dtype is not dtype and value.dtype != dtype)):
                 return {}, f"Assign gives variable {var!r} {value.dtype}{list(value.shape)}, not {dtype}{list(shape)}"
             value = value.copy() if returned else value  # the caller gets that array and may write to it
-            value.flags.writeable = False
+            value.setflags(write=False)
             updates[var] = value
         return updates, None
 
@@ -154,6 +174,14 @@ class Executable:
         for j in dups:
             outs[j] = outs[j].copy()
         return outs
+
+    def output_picker(self, *, with_summary: bool) -> Callable[[list[np.ndarray]], list[np.ndarray]]:
+        """``outputs(results, with_summary=...)`` as one call a plan keeps: a slice (no Python frame) in the common
+        layout, where the outputs wanted are the first ones onnxruntime returns, in order."""
+        positions = self.all_outputs if with_summary else self.plain_outputs
+        if positions == list(range(len(positions))):
+            return itemgetter(slice(len(positions)))
+        return functools.partial(self.outputs, with_summary=with_summary)
 
 
 def _repeats(positions: list[int]) -> list[int]:

@@ -34,7 +34,8 @@ from openacl import atfork, lazy
 from openacl.errors import AclCode, AclError, GeError, GeStatus, code_name
 from openacl.graph_engine import device_tensors, dumping, errmsg, passes, state
 from openacl.graph_engine._api import names_api, one_line, verbatim
-from openacl.graph_engine._executable import Executable, InputSpec, check_inputs, input_specs, read_only
+from openacl.graph_engine._executable import Executable, InputSpec, check_inputs, input_specs, read_only_dict
+from openacl.graph_engine._plan import RunPlan
 from openacl.graph_engine.graph import Graph
 from openacl.graph_engine.worker import AsyncWorker
 from openacl.log import get_logger
@@ -71,8 +72,9 @@ class _GraphEntry:
         self.build_lock = atfork.lock()
         # Invariant: set once by _build (under build_lock), never unset; read without a lock.
         self.exe: Executable | None = None
-        # Invariant: True between a run's start and the end of its callbacks; changed under the session lock.
-        self.running = False
+        # Invariant: held from a run's start to the end of its callbacks, taken without waiting (a second run
+        # meanwhile is GE_GRAPH_ALREADY_RUNNING); free in a forked child, where no run is under way.
+        self.run_lock = atfork.lock()
 
 
 class Session:
@@ -93,6 +95,12 @@ class Session:
         #: stream handle -> the allocator its stream-ordered runs take output memory from (GE's external allocator)
         self._allocators: dict[int, Any] = {}
         self._getvar_cache: dict[tuple[str, ...], Executable] = {}
+        # Invariant: every change a run plan depends on (a graph added or removed, a callback registered, close)
+        # bumps _version and empties _plans, under _lock (_changed); a plan is kept only if made at the current
+        # version (_keep_plan). _plans is read without the lock: a plan found was valid a moment ago, as if the run
+        # had started then.
+        self._version = 0
+        self._plans: dict[int, RunPlan] = {}
         self._worker: AsyncWorker | None = None
         self._closed = False
         self._dead: str | None = None
@@ -160,6 +168,8 @@ class Session:
                         f"({code_name(GeStatus.GE_GRAPH_GRAPH_ALREADY_EXIST)})",
                     )
             self._graphs[graph_id] = _GraphEntry(graph_id, graph.copy(), graph)
+            dropped = self._changed()
+        del dropped  # after the lock: plans hold callbacks
 
     @names_api("RemoveGraph")
     def remove_graph(self, graph_id: int) -> None:
@@ -168,6 +178,8 @@ class Session:
         self._require_open(graph_id, "RemoveGraph")
         with self._lock:
             entry = self._graphs.pop(graph_id, None)
+            dropped = self._changed()
+        del dropped  # after the lock: plans hold callbacks
         if entry is None:
             raise GeError(GeStatus.FAILED, f"graph id {graph_id} does not exist (GE_GRAPH_GRAPH_NOT_EXIST)")
 
@@ -189,7 +201,6 @@ class Session:
         except GeError as exc:
             raise GeError(GeStatus.FAILED, exc.detail) from None
 
-    @names_api("RunGraph")
     def run_graph(self, graph_id: int, inputs: Sequence[Any]) -> list[np.ndarray]:
         """``RunGraph``: run (building first if needed) and return the outputs.
 
@@ -202,15 +213,31 @@ class Session:
         Codes: GE_GRAPH_GRAPH_NOT_EXIST (unknown id), PARAM_INVALID (input count, dtype or shape),
         GE_GRAPH_NOT_BUILT (the graph cannot be built; the reason is logged), GE_GRAPH_ALREADY_RUNNING
         (the graph is running, e.g. from its own callback), FAILED (execution failed; variables untouched).
+
+        The first run of a graph with inputs of given dtypes and shapes checks everything and keeps a plan
+        (:mod:`openacl.graph_engine._plan`); a later run whose inputs fit it does only the run itself.
         """
+        plan = self._plans.get(graph_id) if type(graph_id) is int and type(inputs) is list else None
+        if plan is None or not plan.fits(inputs) or not plan.run_lock.acquire(False):
+            return self._run_graph(graph_id, inputs)  # every check, and a new plan (or the error)
+        try:
+            return self._execute(plan, inputs)
+        except GeError as exc:
+            raise one_line("RunGraph", exc) from None
+        finally:
+            plan.run_lock.release()
+
+    @names_api("RunGraph")
+    def _run_graph(self, graph_id: int, inputs: Sequence[Any]) -> list[np.ndarray]:
+        """``run_graph`` without a plan that fits: check, build, plan (kept for the next run), execute."""
         _check_id_type("RunGraph", graph_id)
         _check_inputs_type(inputs)
         self._require_open(graph_id)
-        entry = self._start(graph_id)
+        entry, version = self._start(graph_id)
         try:
-            return self._run(entry, inputs, fire=self.train)
+            return self._run(entry, inputs, fire=self.train, keep_at=version)
         finally:
-            self._stop(entry)
+            entry.run_lock.release()
 
     @names_api("RunGraphAsync")
     def run_graph_async(self, graph_id: int, inputs: Sequence[Any], done: DoneCallback) -> None:
@@ -318,7 +345,7 @@ class Session:
                 try:
                     results = self._run(entry, feeds, fire=False)
                 finally:
-                    self._stop(entry)
+                    entry.run_lock.release()
             except GeError as exc:
                 raise AclError(AclCode.ACL_ERROR_RT_MODEL_EXECUTE, f"GE graph {graph_id}: {exc.detail}") from None
             for tensor, value in zip(outputs, results, strict=True):
@@ -359,7 +386,7 @@ class Session:
                 ) from None
             with self._lock:
                 self._getvar_cache[wanted] = exe
-        return self._execute(exe, int(time.time()), [], fire=self.train)
+        return self._execute(self._plan(int(time.time()), exe, None, [], fire=self.train), [])
 
     @names_api("RegisterCallBackFunc")
     def register_callback_func(self, key: str | bytes, callback: Callback) -> None:
@@ -379,7 +406,8 @@ class Session:
             raise GeError(GeStatus.PARAM_INVALID, f"the callback for {name!r} is not callable: {callback!r}")
         with self._lock:
             replaced, self._callbacks[name] = self._callbacks.get(name), callback
-        del replaced  # after the lock: its last reference may run user code
+            dropped = self._changed()
+        del replaced, dropped  # after the lock: the last reference to a callback may run user code
 
     # ----- openacl extras -----
 
@@ -402,8 +430,9 @@ class Session:
             worker, self._worker = self._worker, None
             # Taken out, not cleared: what they hold (callbacks, allocators) goes after the lock.
             held = (self._graphs, self._getvar_cache, self._variables, self._callbacks, self._allocators)
+            dropped = self._changed()
             self._graphs, self._getvar_cache, self._variables, self._callbacks, self._allocators = {}, {}, {}, {}, {}
-        del held
+        del held, dropped
         state.leave(self)
         if checker.enabled:
             checker.on_destroy("GE session", self.session_id)
@@ -447,13 +476,12 @@ class Session:
             )
         return entry
 
-    def _start(self, graph_id: int) -> _GraphEntry:
-        """Find the graph and mark it running, in one critical section."""
+    def _start(self, graph_id: int) -> tuple[_GraphEntry, int]:
+        """Find the graph and take its run lock, in one critical section; with the session version then."""
         with self._lock:
             entry = self._graphs.get(graph_id)
-            if entry is not None and not entry.running:
-                entry.running = True
-                return entry
+            if entry is not None and entry.run_lock.acquire(False):
+                return entry, self._version
         if entry is None:
             raise GeError(
                 GeStatus.GE_GRAPH_GRAPH_NOT_EXIST, f"graph id {graph_id} does not exist; add it with AddGraph first"
@@ -463,18 +491,28 @@ class Session:
         )
 
     def _start_entry(self, entry: _GraphEntry) -> None:
-        with self._lock:
-            if not entry.running:
-                entry.running = True
-                return
-        raise GeError(
-            GeStatus.GE_GRAPH_ALREADY_RUNNING,
-            f"graph {entry.graph_id} is already running; parallel runs are not supported",
-        )
+        """Take the graph's run lock (the caller releases it), or GE_GRAPH_ALREADY_RUNNING."""
+        if not entry.run_lock.acquire(False):
+            raise GeError(
+                GeStatus.GE_GRAPH_ALREADY_RUNNING,
+                f"graph {entry.graph_id} is already running; parallel runs are not supported",
+            )
 
-    def _stop(self, entry: _GraphEntry) -> None:
+    def _changed(self) -> dict[int, RunPlan]:
+        """Under ``_lock``: something a plan depends on changed. The dropped plans are returned, for the caller to
+        let go of after the lock (they hold callbacks, whose last reference may run user code)."""
+        self._version += 1
+        dropped, self._plans = self._plans, {}
+        return dropped
+
+    def _keep_plan(self, entry: _GraphEntry, plan: RunPlan, version: int) -> None:
+        """Keep ``plan`` for the next run of its graph, if nothing changed since ``version`` was read."""
         with self._lock:
-            entry.running = False
+            replaced = None
+            if version == self._version and self._graphs.get(entry.graph_id) is entry:
+                replaced = self._plans.get(entry.graph_id)
+                self._plans[entry.graph_id] = plan
+        del replaced  # after the lock (one of the same version holds the same callbacks, but so the rule is plain)
 
     def _checked(self, entry: _GraphEntry, inputs: Sequence[Any]) -> list[np.ndarray]:
         arrays, bad = check_inputs(entry.specs, inputs)
@@ -546,23 +584,38 @@ class Session:
                     )
         return types, fresh
 
-    def _run(self, entry: _GraphEntry, inputs: Sequence[Any], *, fire: bool) -> list[np.ndarray]:
+    def _run(
+        self, entry: _GraphEntry, inputs: Sequence[Any], *, fire: bool, keep_at: int | None = None
+    ) -> list[np.ndarray]:
+        """Check the inputs, build, plan and execute; ``keep_at``: keep the plan if the session is still at that
+        version."""
         specs = entry.specs
         arrays = self._checked(entry, inputs)
         exe = self._build(entry, arrays)
         if entry.specs is not specs:  # this run built the graph; its Data shapes may have just been fixed
             arrays = self._checked(entry, arrays)
-        return self._execute(exe, entry.graph_id, arrays, fire=fire)
+        plan = self._plan(entry.graph_id, exe, entry.run_lock, arrays, fire=fire)
+        if keep_at is not None:
+            self._keep_plan(entry, plan, keep_at)
+        return self._execute(plan, arrays)
 
-    def _execute(self, exe: Executable, graph_id: int, arrays: Sequence[np.ndarray], *, fire: bool) -> list[np.ndarray]:
-        """Run a built graph; with ``fire``, hand its Summary/Save tensors to the callbacks."""
-        callbacks = self._callbacks
+    def _plan(
+        self, graph_id: int, exe: Executable, run_lock: Any, arrays: Sequence[np.ndarray], *, fire: bool
+    ) -> RunPlan:
+        """The plan of a run; with ``fire``, FAILED (before anything runs) if a callback the graph needs is missing."""
+        summary = save = None
         if fire:
-            if exe.is_summary_graph and SUMMARY not in callbacks:
+            callbacks = self._callbacks
+            if exe.is_summary_graph and (summary := callbacks.get(SUMMARY)) is None:
                 raise verbatim(GeError(GeStatus.FAILED, f"No summary callback found, graph_id:{graph_id}"))
-            if exe.save and SAVE not in callbacks:
+            if exe.save and (save := callbacks.get(SAVE)) is None:
                 raise verbatim(GeError(GeStatus.FAILED, f"No checkpoint callback found, graph_id:{graph_id}"))
-        variables: list[np.ndarray] = []
+        return RunPlan(graph_id, exe, run_lock, arrays, summary, save, with_summary=not fire)
+
+    def _execute(self, plan: RunPlan, arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
+        """Run a planned graph; hand its Summary/Save tensors to the callbacks the plan fires."""
+        exe, graph_id = plan.exe, plan.graph_id
+        variables: Sequence[np.ndarray] = ()
         if exe.var_names:
             with self._lock:
                 try:
@@ -583,14 +636,11 @@ class Session:
                 raise GeError(GeStatus.FAILED, f"graph {graph_id}: {bad}; variables unchanged")
             with self._lock:
                 self._variables.update(updates)
-        outputs = exe.outputs(results, with_summary=not fire)
-        if fire:
-            if exe.summary:
-                params = {name: read_only(results[i]) for name, i in exe.summary}
-                _call_back(SUMMARY, callbacks.get(SUMMARY), graph_id, params)
-            if exe.save:
-                params = {name: read_only(results[i]) for name, i in exe.save}
-                _call_back(SAVE, callbacks.get(SAVE), graph_id, params)
+        outputs = plan.outputs(results)
+        if plan.summary is not None:
+            _call_back(SUMMARY, plan.summary, graph_id, read_only_dict(results, exe.summary))
+        if plan.save is not None:
+            _call_back(SAVE, plan.save, graph_id, read_only_dict(results, exe.save))
         return outputs
 
     def _run_async(self, entry: _GraphEntry, arrays: list[np.ndarray], done: DoneCallback) -> None:
@@ -606,7 +656,7 @@ class Session:
             try:
                 outputs = self._run(entry, arrays, fire=False)
             finally:
-                self._stop(entry)
+                entry.run_lock.release()
         except GeError as exc:
             line = one_line("RunGraphAsync", exc)
             log.log(line.level, "%s", line.detail)
@@ -618,10 +668,8 @@ class Session:
 # ----- helpers -----
 
 
-def _call_back(key: str, callback: Callback | None, graph_id: int, params: dict[str, np.ndarray]) -> None:
+def _call_back(key: str, callback: Callback, graph_id: int, params: dict[str, np.ndarray]) -> None:
     """Run a Summary/Save callback: its non-zero return or exception is logged, and goes no further."""
-    if callback is None:  # pragma: no cover - _execute checks first; no API unregisters
-        return
     try:
         ret = callback(graph_id, params)
     except Exception:

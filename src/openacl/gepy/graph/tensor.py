@@ -37,6 +37,7 @@ _INT_TYPES = frozenset(
 
 #: numpy dtype -> DataType of the outputs seen so far (run_graph wraps every output; keep that cheap).
 _DATA_TYPES: dict[np.dtype, DataType] = {}
+_HOST = Placement.PLACEMENT_HOST  # _wrap runs per output: an enum member read from its class is slow on 3.11
 
 
 class Tensor:
@@ -93,7 +94,7 @@ class Tensor:
             data_type = _DATA_TYPES[array.dtype] = DataType(dtypes.ge_from_numpy(array.dtype))
         tensor._data_type = data_type
         tensor._format = format
-        tensor._placement = Placement.PLACEMENT_HOST
+        tensor._placement = _HOST
         tensor._device = None
         return tensor
 
