@@ -30,7 +30,6 @@ import traceback
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from openacl import atfork, atomicfile
 
@@ -40,7 +39,7 @@ enabled: bool = os.environ.get("OPENACL_CHECK", "") not in ("", "0")
 Frame = tuple[str, int, str]  # file, line, function
 Site = tuple[Frame, ...]
 
-_PACKAGE_DIR = str(Path(__file__).resolve().parent.parent)  # src/openacl
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))  # src/openacl
 _RUNNER_FILES = ("runpy.py", "threading.py", "<frozen runpy>")
 _RUNNER_DIRS = ("/_pytest/", "/pluggy/")  # a test's frames end at the test function
 _SITE_DEPTH = 6
@@ -333,6 +332,8 @@ def on_stale_handle(kind: str, handle: int, destroying: bool) -> None:
 
 @dataclass
 class _Queued:
+    """A task enqueued on a stream that the host has not synchronized with yet: what it reads and writes."""
+
     what: str
     stream_id: int
     reads: tuple[tuple[int, int], ...]
