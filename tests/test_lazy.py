@@ -152,9 +152,10 @@ def test_acl_submodules_are_one_module_under_every_name():
 
 
 def loaded_after(body: str, names: list[str] = HEAVY) -> list[str]:
-    """The modules of ``names`` in ``sys.modules`` after ``body`` runs in a fresh interpreter."""
-    report = f"print(json.dumps([m for m in {names!r} if m in sys.modules]))"
-    program = f"import json, sys\n{textwrap.dedent(body)}\n{report}"
+    """The modules of ``names`` in ``sys.modules`` after ``body`` runs in a fresh interpreter (which imports only
+    ``sys`` before it, and ``json`` after the names are looked up)."""
+    report = f"found = [m for m in {names!r} if m in sys.modules]\nimport json\nprint(json.dumps(found))"
+    program = f"import sys\n{textwrap.dedent(body)}\n{report}"
     result = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout.splitlines()[-1])
@@ -282,3 +283,29 @@ def test_an_operator_library_first_loaded_in_a_forked_child_runs_and_is_torn_dow
         assert acl.rt.reset_device(0) == 0 and acl.finalize() == 0
     """
     assert loaded_after(body, ["openacl.op.execute", "onnxruntime"]) == []
+
+
+@pytest.mark.subprocess
+def test_a_device_alone_loads_no_copy_map_or_json_machinery():
+    """Copies, virtual memory, notifies, allocation configs and JSON load with their first use, not at start."""
+    body = """
+        import openacl
+        openacl.install()
+        import acl
+        assert acl.init() == 0 and acl.rt.set_device(0) == 0
+        assert acl.rt.reset_device(0) == 0 and acl.finalize() == 0
+    """
+    deferred = [f"openacl.runtime.{name}" for name in ("alloc_config", "copies", "notify", "vmm")]
+    assert loaded_after(body, [*deferred, "json", "argparse"]) == []
+    body = """
+        import openacl
+        openacl.install()
+        import acl
+        assert acl.init() == 0 and acl.rt.set_device(0) == 0
+        pointer, ret = acl.rt.malloc(16, 0)
+        assert ret == 0 and acl.rt.memset(pointer, 16, 1, 16) == 0 and acl.rt.free(pointer) == 0
+        assert acl.rt.reset_device(0) == 0 and acl.finalize() == 0
+        from openacl import process
+        process.reset()
+    """
+    assert loaded_after(body, deferred) == ["openacl.runtime.copies"]

@@ -8,7 +8,6 @@ traceback. ``--json`` prints one JSON document on stdout instead of tables.
 
 from __future__ import annotations
 
-import json
 import os
 import runpy
 import sys
@@ -23,6 +22,7 @@ if TYPE_CHECKING:
 
 # Built only for a command line that needs a parser: ``openacl run SCRIPT`` reaches the program without it.
 argparse = lazy.module("argparse")
+json = lazy.module("json")
 
 EXAMPLES = """examples:
   openacl demo

@@ -1,7 +1,9 @@
-"""Heavy libraries imported where they are first used, so ``import acl`` costs what pyACL's does.
+"""Modules imported where they are first used, so ``import acl`` costs what pyACL's does.
 
 ml_dtypes, onnx, onnxruntime, PyAV, Pillow, protobuf, rich, tensorboardX and safetensors together take longer to
-import than the rest of openacl, and most programs touch few of them. A module names one once, at its top::
+import than the rest of openacl, and most programs touch few of them; openacl's own models, operators, DVPP and
+dumps, and lighter libraries such as ``json`` that only a config file or a report needs, are the same on a
+smaller scale. A module names one once, at its top::
 
     ort = lazy.module("onnxruntime")
     helper = lazy.module("onnx.helper")

@@ -47,7 +47,7 @@ import os
 from openacl import atfork, jsonfile, lazy, trace
 from openacl import log as _log
 from openacl.errors import AclCode, AclError
-from openacl.runtime import checker, device, exceptions, handles, lifecycle, memory, options, timeouts, vmm
+from openacl.runtime import checker, device, exceptions, handles, lifecycle, memory, options, timeouts
 from openacl.runtime.sched import lock as _lock
 from openacl.runtime.sched import waitgraph
 
@@ -58,6 +58,7 @@ bundle = lazy.module("openacl.model.bundle")
 model = lazy.module("openacl.model.model")
 profiled = lazy.module("openacl.model.profiled")  # acl.prof loads it: nothing else starts a profiling session
 op_execute = lazy.module("openacl.op.execute")
+vmm = lazy.module("openacl.runtime.vmm")  # virtual memory: its first map call loads it
 
 _lock_init = atfork.rlock()
 _ref_count = 0
@@ -142,7 +143,8 @@ def reset(force: bool = True) -> None:
         handles.clear_all()
         memory.space.clear()
         memory.forget_registrations()
-        vmm.reset()
+        if lazy.loaded(vmm):
+            vmm.reset()
         options.reset()
         checker.reset()
         with _lock.locked:

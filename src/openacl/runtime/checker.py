@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import json
 import os
 import sys
 import threading
@@ -31,8 +30,9 @@ from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from openacl import atfork, atomicfile
+from openacl import atfork, atomicfile, lazy
 
+json = lazy.module("json")  # only write_json needs it
 # Invariant: False unless checking was asked for; every hook call site tests it first, so off costs nothing.
 enabled: bool = os.environ.get("OPENACL_CHECK", "") not in ("", "0")
 
