@@ -309,3 +309,21 @@ def test_a_device_alone_loads_no_copy_map_or_json_machinery():
         process.reset()
     """
     assert loaded_after(body, deferred) == ["openacl.runtime.copies"]
+
+
+@pytest.mark.subprocess
+def test_regression_loading_vmm_ran_ldconfig_and_imported_secrets():
+    """runtime/vmm.py found libc with ctypes.util.find_library, which imports subprocess and runs ldconfig in a
+    child process, and drew its memory-file tags from secrets (hmac, hashlib): milliseconds of every start."""
+    body = """
+        import openacl
+        openacl.install()
+        import acl
+        from openacl.runtime import vmm
+        assert acl.init() == 0 and acl.rt.set_device(0) == 0
+        prop = {"handleType": 0, "allocationType": 0, "memAttr": 0, "location": {"id": 0, "type": 1}, "reserve": 0}
+        handle, ret = acl.rt.malloc_physical(2 * 1024 * 1024, prop, 0)
+        assert ret == 0 and acl.rt.free_physical(handle) == 0
+        assert acl.rt.reset_device(0) == 0 and acl.finalize() == 0
+    """
+    assert loaded_after(body, ["ctypes.util", "subprocess", "secrets"]) == []
