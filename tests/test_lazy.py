@@ -327,3 +327,20 @@ def test_regression_loading_vmm_ran_ldconfig_and_imported_secrets():
         assert acl.rt.reset_device(0) == 0 and acl.finalize() == 0
     """
     assert loaded_after(body, ["ctypes.util", "subprocess", "secrets"]) == []
+
+
+@pytest.mark.subprocess
+def test_import_acl_dot_submodule_in_a_fresh_process_is_the_facade_module():
+    """``import acl.rt`` before any ``acl.rt`` read goes through the alias finder: one module, never a second copy
+    loaded from the same file under the name ``acl.rt``."""
+    body = """
+        import openacl
+        openacl.install()
+        import acl
+        assert "openacl.acl.rt" not in sys.modules
+        import acl.rt
+        assert acl.rt is sys.modules["openacl.acl.rt"] is sys.modules["acl.rt"]
+        from acl import mdl
+        assert mdl is sys.modules["openacl.acl.mdl"] and acl.rt.__name__ == "openacl.acl.rt"
+    """
+    assert loaded_after(body, ["openacl.acl.media", "openacl.acl.blas"]) == []
