@@ -344,3 +344,32 @@ def test_import_acl_dot_submodule_in_a_fresh_process_is_the_facade_module():
         assert mdl is sys.modules["openacl.acl.mdl"] and acl.rt.__name__ == "openacl.acl.rt"
     """
     assert loaded_after(body, ["openacl.acl.media", "openacl.acl.blas"]) == []
+
+
+@pytest.mark.subprocess
+def test_profiling_without_the_model_layer_is_finished_reset_and_dropped_in_a_child():
+    """The runtime's profiling sessions are finished, reset and renewed after fork by the process even when the
+    model layer above them (which used to do it) was never loaded."""
+    body = """
+        import os
+        from openacl import process
+        from openacl.runtime.prof import session
+        def subscribe(model_id):
+            _, w = os.pipe()
+            session.subscribe(model_id, session.create_subscribe_config(1, 255, w))
+            assert session.active and session.subscribed_models() == [model_id]
+        process.init()
+        subscribe(1)
+        process.finalize()
+        assert not session.active and not session.subscribed_models()
+        subscribe(2)
+        process.reset()
+        assert not session.active and not session.subscribed_models()
+        subscribe(3)
+        pid = os.fork()
+        if pid == 0:
+            os._exit(0 if not session.active and not session.subscribed_models() else 1)
+        assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
+        process.reset()
+    """
+    assert loaded_after(body, ["openacl.model.profiled"]) == []

@@ -56,7 +56,9 @@ dump = lazy.module("openacl.dump.session")
 ge_state = lazy.module("openacl.graph_engine.state")
 bundle = lazy.module("openacl.model.bundle")
 model = lazy.module("openacl.model.model")
-profiled = lazy.module("openacl.model.profiled")  # acl.prof loads it: nothing else starts a profiling session
+profiled = lazy.module("openacl.model.profiled")
+prof_session = lazy.module("openacl.runtime.prof.session")
+stamps = lazy.module("openacl.runtime.prof.stamps")
 op_execute = lazy.module("openacl.op.execute")
 vmm = lazy.module("openacl.runtime.vmm")  # virtual memory: its first map call loads it
 
@@ -97,8 +99,7 @@ def finalize() -> None:
         if checker.enabled:
             checker.report_leaks("acl.finalize")  # before the teardown frees them on the program's behalf
         device.teardown_all()
-        if lazy.loaded(profiled):
-            profiled.finish()
+        _finish_profiling()
         if lazy.loaded(dump):
             dump.reset()
         if not device.exiting():  # a late finalizer may still unload its model
@@ -131,6 +132,10 @@ def reset(force: bool = True) -> None:
         device.teardown_all(force)
         if lazy.loaded(profiled):
             profiled.reset()
+        if lazy.loaded(prof_session):
+            prof_session.reset()
+        if lazy.loaded(stamps):
+            stamps.reset()
         if lazy.loaded(dump):
             dump.reset()
         _unload_models()
@@ -155,6 +160,14 @@ def reset(force: bool = True) -> None:
     _write_trace()
     trace.disable()
     _log.flush()
+
+
+def _finish_profiling() -> None:
+    """The model layer's records handed over first, then every subscription and window of the runtime finished."""
+    if lazy.loaded(profiled):
+        profiled.flush()
+    if lazy.loaded(prof_session):
+        prof_session.finish()
 
 
 def _unload_models() -> None:
