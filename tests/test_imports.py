@@ -6,7 +6,8 @@ with a Protocol of its own.
 The heavy third-party libraries (:data:`LAZY_LIBRARIES`) load through ``openacl.lazy`` only: a module names one
 with ``name = lazy.module("library")`` at its top, never with an ``import`` statement (one under ``if
 TYPE_CHECKING:`` names types for annotations and loads nothing). ``lazy.module("openacl.x")`` counts as an import
-of ``openacl.x``, so the floor and circle rules hold through it too."""
+of ``openacl.x``, and ``__getattr__, __dir__ = lazy.submodules(__name__, NAMES)`` in package ``p`` as an import
+of each ``p.name`` of the literal tuple ``NAMES``, so the floor and circle rules hold through both."""
 
 from __future__ import annotations
 
@@ -81,17 +82,40 @@ def floor_of(name: str) -> int:
     return best[0]
 
 
-def lazy_modules(tree: ast.AST) -> list[ast.Call]:
-    """Every ``lazy.module(...)`` call in ``tree``."""
+def lazy_modules(tree: ast.AST, function: str = "module") -> list[ast.Call]:
+    """Every ``lazy.module(...)`` call in ``tree`` (``lazy.submodules(...)`` with ``function="submodules"``); the
+    facade names the module ``_lazy``, so that ``acl`` exports no name of its own."""
     return [
         node
         for node in ast.walk(tree)
         if isinstance(node, ast.Call)
         and isinstance(node.func, ast.Attribute)
-        and node.func.attr == "module"
+        and node.func.attr == function
         and isinstance(node.func.value, ast.Name)
-        and node.func.value.id == "lazy"
+        and node.func.value.id in ("lazy", "_lazy")
     ]
+
+
+def lazy_submodule_names(tree: ast.Module, call: ast.Call) -> tuple[str, ...] | None:
+    """The names a ``lazy.submodules(__name__, NAMES)`` call defers: ``NAMES`` is a literal tuple of strings or a
+    module-level name bound to one; None when the call is not of that form."""
+    if len(call.args) != 2 or call.keywords or ast.unparse(call.args[0]) != "__name__":
+        return None
+    names = call.args[1]
+    if isinstance(names, ast.Name):
+        bound = [
+            node.value
+            for node in tree.body
+            if isinstance(node, ast.Assign) and [ast.unparse(target) for target in node.targets] == [names.id]
+        ]
+        names = bound[0] if len(bound) == 1 else None
+    try:
+        value = ast.literal_eval(names) if names is not None else None
+    except ValueError:
+        return None
+    if not isinstance(value, tuple) or not all(isinstance(name, str) for name in value):
+        return None
+    return value
 
 
 def imports_of(path: Path) -> tuple[set[str], list[tuple[str, int]]]:
@@ -126,6 +150,8 @@ def imports_of(path: Path) -> tuple[set[str], list[tuple[str, int]]]:
         name = call.args[0].value if call.args and isinstance(call.args[0], ast.Constant) else ""
         if name == "openacl" or name.startswith("openacl."):
             top.add(name)
+    for call in lazy_modules(tree, "submodules"):
+        top.update(f"{module_name(path)}.{name}" for name in lazy_submodule_names(tree, call) or ())
     return top, nested
 
 
@@ -188,12 +214,28 @@ def test_heavy_libraries_load_only_through_lazy():
         for call in lazy_modules(tree):
             if len(call.args) != 1 or not isinstance(call.args[0], ast.Constant) or call.keywords:
                 found.append(f"{name}:{call.lineno} lazy.module takes one literal module name")
+        for call in lazy_modules(tree, "submodules"):
+            if path.name != "__init__.py" or lazy_submodule_names(tree, call) is None:
+                found.append(f"{name}:{call.lineno} lazy.submodules(__name__, NAMES) in a package, NAMES literal")
     assert not found, "\n".join(found)
 
 
 def test_lazy_module_of_openacl_is_an_import_edge():
     """The floor rules see through ``lazy.module``: a deferred import is still an import."""
     assert "openacl.dump.proto.dump_data_pb2" in imports_of(SRC / "dump" / "format.py")[0]
+
+
+def test_lazy_submodules_are_import_edges():
+    """``acl``'s submodules load on first read, and the floor rules still see each one as imported by ``acl``."""
+    top, _ = imports_of(SRC / "acl" / "__init__.py")
+    assert {"openacl.acl.rt", "openacl.acl.mdl", "openacl.acl.media", "openacl.op.tensor_desc"} <= top
+
+
+def test_a_lazy_submodules_call_must_name_its_modules_literally():
+    tree = ast.parse("NAMES = ('a', 'b')\nGOT = lazy.submodules(__name__, NAMES)\nBAD = lazy.submodules('x', f())")
+    good, bad = lazy_modules(tree, "submodules")
+    assert lazy_submodule_names(tree, good) == ("a", "b")
+    assert lazy_submodule_names(tree, bad) is None
 
 
 def test_no_import_circle():

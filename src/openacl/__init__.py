@@ -12,36 +12,47 @@ __version__ = "0.1.0"
 
 #: The GE-PY package name and where openacl implements it.
 GE_PACKAGE, GE_FACADE = "ge", "openacl.gepy"
+#: The pyACL package name and where openacl implements it.
+ACL_PACKAGE, ACL_FACADE = "acl", "openacl.acl"
 
 
 def install() -> None:
     """Make ``import acl`` (``acl.rt``, ...) and ``import ge`` (``ge.graph``, ``ge.es.all``, ...) resolve to openacl.
 
-    ``acl`` is aliased at once. ``ge`` and its submodules resolve through a finder at the front of
-    ``sys.meta_path``, so nothing of GE loads until a program imports it, and no ``ge`` exists on disk (a real
-    CANN ``ge-py`` installed beside openacl stays untouched outside ``openacl run``).
+    ``acl`` is aliased at once; its submodules load on first use (``acl.rt``, ``import acl.rt``). ``acl.x`` and
+    ``ge`` with its submodules resolve through a finder at the front of ``sys.meta_path``, so nothing of GE loads
+    until a program imports it, and no ``ge`` exists on disk (a real CANN ``ge-py`` installed beside openacl stays
+    untouched outside ``openacl run``).
     """
     from openacl import acl
 
-    sys.modules["acl"] = acl
-    for name in acl.SUBMODULES:
-        sys.modules[f"acl.{name}"] = getattr(acl, name)
-    if not any(isinstance(finder, _GeFinder) for finder in sys.meta_path):
-        sys.meta_path.insert(0, _GeFinder())
+    sys.modules[ACL_PACKAGE] = acl
+    if not any(isinstance(finder, _AliasFinder) for finder in sys.meta_path):
+        sys.meta_path.insert(0, _AliasFinder())
 
 
-class _GeFinder:
-    """``ge`` -> ``openacl.gepy``, ``ge.x.y`` -> ``openacl.gepy.x.y``: the same module objects under both names.
+class _AliasFinder:
+    """``ge`` -> ``openacl.gepy``, ``ge.x.y`` -> ``openacl.gepy.x.y``, ``acl.x`` -> ``openacl.acl.x``: the same
+    module objects under both names (never a second copy of a facade module loaded from the same file).
 
     A meta path finder and its loader by protocol, not ``importlib.abc``'s classes: importing that module (and
     ``importlib.resources`` with it) would cost every ``import openacl`` more than the rest of this file."""
 
+    ALIASES = ((GE_PACKAGE, GE_FACADE), (ACL_PACKAGE, ACL_FACADE))
+
     def find_spec(
         self, fullname: str, path: object = None, target: object = None
     ) -> importlib.machinery.ModuleSpec | None:
-        if fullname != GE_PACKAGE and not fullname.startswith(GE_PACKAGE + "."):
+        real = next(
+            (
+                facade + fullname[len(package) :]
+                for package, facade in self.ALIASES
+                if fullname == package or fullname.startswith(package + ".")
+            ),
+            None,
+        )
+        if real is None:
             return None
-        real = GE_FACADE + fullname[len(GE_PACKAGE) :]
         try:
             spec = importlib.util.find_spec(real)
         except ModuleNotFoundError:

@@ -8,13 +8,21 @@ traceback. ``--json`` prints one JSON document on stdout instead of tables.
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import runpy
 import sys
 import traceback
-from pathlib import Path
+from types import SimpleNamespace
+from typing import TYPE_CHECKING
+
+from openacl import lazy
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+# Built only for a command line that needs a parser: ``openacl run SCRIPT`` reaches the program without it.
+argparse = lazy.module("argparse")
+json = lazy.module("json")
 
 EXAMPLES = """examples:
   openacl demo
@@ -332,6 +340,8 @@ def _demo(args: argparse.Namespace) -> int:
         from openacl import trace
 
         trace.enable(args.trace)
+    from pathlib import Path
+
     try:
         return run_demo(Path(args.out), quiet=args.quiet, as_json=args.json)
     except OSError as exc:
@@ -343,6 +353,8 @@ def _demo(args: argparse.Namespace) -> int:
 
 def benchmarks_dir() -> Path | None:
     """``benchmarks/`` of the source checkout openacl runs from (they are not installed with the package)."""
+    from pathlib import Path
+
     root = Path(__file__).resolve().parents[2]
     directory = root / "benchmarks"
     return directory if directory.is_dir() else None
@@ -396,13 +408,33 @@ def _print_bench(rows: list[dict]) -> None:
 # ----- the parser -----
 
 
+def _formatter(prog: str) -> argparse.HelpFormatter:
+    """Help as written, as wide as the terminal. argparse reads the width through ``shutil`` (which imports bz2
+    and lzma) for every parser and argument, help or not; this is the same rule without it: ``COLUMNS``, else the
+    terminal of stdout, else 80; less 2, as argparse does."""
+    return argparse.RawDescriptionHelpFormatter(prog, width=_columns() - 2)
+
+
+def _columns() -> int:
+    try:
+        columns = int(os.environ.get("COLUMNS", "0"))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns or 80
+
+
 def _subcommand(sub, name: str, help: str, description: str, example: str, func) -> argparse.ArgumentParser:
     parser = sub.add_parser(
         name,
         help=help,
         description=description,
         epilog=f"example:\n  {example}",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=_formatter,
     )
     parser.set_defaults(func=func)
     return parser
@@ -418,7 +450,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="openacl",
         description="Ascend pyACL's callback system in Python, on any Linux machine.",
         epilog=EXAMPLES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=_formatter,
     )
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -548,8 +580,18 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def plain_run(argv: list[str]) -> SimpleNamespace | None:
+    """``openacl run SCRIPT [ARGS]`` without options (``SCRIPT`` not an option, no ``--``): what the parser would
+    return, without importing argparse and building every subcommand's parser (a tenth of a small program's
+    start). None for any other command line, which the parser reads."""
+    if len(argv) < 2 or argv[0] != "run" or argv[1].startswith("-") or "--" in argv:
+        return None
+    return SimpleNamespace(command="run", dump=None, trace=None, script=argv[1], args=argv[2:], func=_run)
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    args = plain_run(argv) or build_parser().parse_args(argv)
     return args.func(args)
 
 

@@ -7,10 +7,12 @@ As CANN does, a file that cannot be read is ``ACL_ERROR_INVALID_FILE``, one that
 
 from __future__ import annotations
 
-import json
 import os
 
+from openacl import lazy
 from openacl.errors import AclCode, AclError
+
+json = lazy.module("json")  # loaded by the first config read, not by import acl
 
 MAX_NESTING = 10
 MAX_CONFIG_BYTES = 10 * 1024 * 1024

@@ -4,6 +4,11 @@ This module owns process-wide state. Everything below it keeps its state in regi
 clears (handle tables register themselves in ``runtime.handles``), so a reset leaves nothing behind and a
 forked child starts with a runtime that works.
 
+Models, operators, dumps, profiling and GE load on first use (``lazy.module``), not with ``import acl``: a
+program that only sets a device never pays for them. Each step below that belongs to one of them runs only when
+that module is loaded (``lazy.loaded``); one that never was holds nothing to drain, unload or reset. The dump
+settings are the exception at ``acl.init``: a ``"dump"`` section or ``OPENACL_DUMP`` loads them then.
+
 Teardown order, the same for ``finalize`` and ``reset``:
 1. devices: every stream drained (``finalize``) or its queued work dropped (``reset``), subscriptions removed,
    engines stopped;
@@ -39,16 +44,23 @@ import atexit
 import logging
 import os
 
-from openacl import atfork, jsonfile, trace
+from openacl import atfork, jsonfile, lazy, trace
 from openacl import log as _log
-from openacl.dump import session as dump
 from openacl.errors import AclCode, AclError
-from openacl.graph_engine import state as ge_state
-from openacl.model import bundle, model, profiled
-from openacl.op import execute as op_execute
-from openacl.runtime import checker, device, exceptions, handles, memory, options, timeouts, vmm
+from openacl.runtime import checker, device, exceptions, handles, lifecycle, memory, options, timeouts
 from openacl.runtime.sched import lock as _lock
 from openacl.runtime.sched import waitgraph
+
+# Loaded by the program's first model, operator, dump or GE call; until then each has nothing to tear down.
+dump = lazy.module("openacl.dump.session")
+ge_state = lazy.module("openacl.graph_engine.state")
+bundle = lazy.module("openacl.model.bundle")
+model = lazy.module("openacl.model.model")
+profiled = lazy.module("openacl.model.profiled")
+prof_session = lazy.module("openacl.runtime.prof.session")
+stamps = lazy.module("openacl.runtime.prof.stamps")
+op_execute = lazy.module("openacl.op.execute")
+vmm = lazy.module("openacl.runtime.vmm")  # virtual memory: its first map call loads it
 
 _lock_init = atfork.rlock()
 _ref_count = 0
@@ -70,9 +82,12 @@ def init(config_path: str | None = None) -> None:
         _log.configure()
         trace.configure_from_env()
         parsed = jsonfile.read_config(config_path) if config_path else {}
-        dump.on_acl_init(parsed.get("dump"))
+        section = parsed.get("dump")
+        if section is not None or os.environ.get("OPENACL_DUMP") or lazy.loaded(dump):
+            dump.on_acl_init(section)
         config = parsed
         _ref_count = 1
+        lifecycle.set_initialized(True)
 
 
 def finalize() -> None:
@@ -84,13 +99,14 @@ def finalize() -> None:
         if checker.enabled:
             checker.report_leaks("acl.finalize", process_end=False)  # before teardown frees them for the program
         device.teardown_all()
-        profiled.finish()
-        dump.reset()
+        _finish_profiling()
+        if lazy.loaded(dump):
+            dump.reset()
         if not device.exiting():  # a late finalizer may still unload its model
-            model.unload_all()
-            bundle.unload_all()
+            _unload_models()
         _ref_count = 0
         config = {}
+        lifecycle.set_initialized(False)
     _write_trace()
 
 
@@ -114,28 +130,61 @@ def reset(force: bool = True) -> None:
     global _ref_count, config
     with _lock_init:
         device.teardown_all(force)
-        profiled.reset()
-        dump.reset()
-        model.unload_all()
-        bundle.unload_all()
-        op_execute.reset()
+        if lazy.loaded(profiled):
+            profiled.reset()
+        if lazy.loaded(prof_session):
+            prof_session.reset()
+        if lazy.loaded(stamps):
+            stamps.reset()
+        if lazy.loaded(dump):
+            dump.reset()
+        _unload_models()
+        if lazy.loaded(op_execute):
+            op_execute.reset()
         exceptions.reset()
         timeouts.reset()
-        ge_state.finalize_at_exit()
+        _finalize_ge()
         device.forget_all()
         handles.clear_all()
         memory.space.clear()
         memory.forget_registrations()
-        vmm.reset()
+        if lazy.loaded(vmm):
+            vmm.reset()
         options.reset()
         checker.reset()
         with _lock.locked:
             waitgraph.reset()
         _ref_count = 0
         config = {}
+        lifecycle.set_initialized(False)
     _write_trace()
     trace.disable()
     _log.flush()
+
+
+def _finish_profiling() -> None:
+    """The model layer's records handed over first, then every subscription and window of the runtime finished."""
+    if lazy.loaded(profiled):
+        profiled.flush()
+    if lazy.loaded(prof_session):
+        prof_session.finish()
+
+
+def _unload_models() -> None:
+    if lazy.loaded(model):
+        model.unload_all()
+    if lazy.loaded(bundle):
+        bundle.unload_all()
+
+
+def _finalize_ge() -> None:
+    if lazy.loaded(ge_state):
+        ge_state.finalize_at_exit()
+
+
+def _flush_dumps() -> None:
+    if lazy.loaded(dump):
+        dump.writer.flush()
 
 
 def _write_trace() -> None:
@@ -156,7 +205,7 @@ trace.configure_from_env()
 def _at_exit() -> None:
     global _exiting
     _exiting = True
-    steps = (_report_leaks_at_exit, device.quiesce, dump.writer.flush, ge_state.finalize_at_exit, _write_trace)
+    steps = (_report_leaks_at_exit, device.quiesce, _flush_dumps, _finalize_ge, _write_trace)
     for step in (*steps, _log.flush):
         try:
             step()
@@ -185,7 +234,8 @@ def _after_fork_in_child() -> None:
     _lock.reinit_after_fork()
     _lock.LOCK.acquire()  # held while the child's tables are mended, as in the parent around fork()
     waitgraph.reset()
-    op_execute.reset()  # compiled operators hold onnxruntime sessions, which do not survive a fork
+    if lazy.loaded(op_execute):
+        op_execute.reset()  # compiled operators hold onnxruntime sessions, which do not survive a fork
     device.reinit_after_fork()
     _lock.release()  # runs what mending deferred (log lines, thread starts) in the child
     atfork.renew_all(late=True)  # what uses the runtime: callbacks only the parent's threads could run dropped

@@ -24,14 +24,15 @@ microseconds into integer nanoseconds (Perfetto truncates) keep the nesting exac
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 import time
 from dataclasses import dataclass, field
 
-from openacl import atfork
+from openacl import atfork, lazy
 from openacl.atomicfile import replacing
+
+json = lazy.module("json")  # only writing or reading a trace file needs it
 
 now_ns = time.perf_counter_ns
 

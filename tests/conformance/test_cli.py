@@ -311,3 +311,29 @@ def test_run_trace_and_env_variable(tmp_path):
 def test_trace_missing_script(tmp_path):
     result = openacl("trace", "-o", str(tmp_path / "t.json"), str(tmp_path / "nope.py"))
     assert result.returncode == 2 and result.stderr.startswith("openacl trace: no such file")
+
+
+@pytest.mark.parametrize(
+    "argv", [["run", "app.py"], ["run", "app.py", "-h", "--dump", "x"], ["run", "app.py", "a", "--trace"], ["run", ""]]
+)
+def test_a_plain_run_is_what_the_parser_reads(argv):
+    assert vars(cli.plain_run(argv)) == vars(cli.build_parser().parse_args(argv))
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["run", "--dump", "d.json", "app.py"], ["run", "--", "app.py"], ["run", "app.py", "--", "x"], ["run"], ["demo"]],
+)
+def test_any_other_command_line_goes_to_the_parser(argv):
+    assert cli.plain_run(argv) is None
+
+
+def test_regression_openacl_run_built_every_parser_and_imported_shutil(tmp_path):
+    """``openacl run app.py`` imported argparse and built all eight subcommands' parsers, whose help width argparse
+    reads through shutil (with bz2 and lzma), before the program's first line ran."""
+    app = tmp_path / "app.py"
+    app.write_text("import json, sys\nprint(json.dumps([m for m in ('argparse', 'shutil') if m in sys.modules]))\n")
+    done = openacl("run", str(app))
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == []
+    assert openacl("run", "--help").stdout.startswith("usage: openacl run [-h] [--dump CONFIG.json]")

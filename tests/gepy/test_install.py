@@ -35,7 +35,7 @@ def test_from_imports_resolve():
 def test_install_twice_adds_one_finder():
     openacl.install()
     openacl.install()
-    assert sum(type(f).__name__ == "_GeFinder" for f in sys.meta_path) == 1
+    assert sum(type(f).__name__ == "_AliasFinder" for f in sys.meta_path) == 1
 
 
 def test_a_name_outside_gepy_is_not_found():

@@ -66,4 +66,6 @@ def test_each_name_exists_with_its_return_convention(name, returns):
 def test_acl_media_is_importable_as_a_submodule():
     import sys
 
-    assert sys.modules["acl.media"] is acl.media
+    import acl.media as media
+
+    assert media is acl.media and sys.modules["acl.media"] is acl.media

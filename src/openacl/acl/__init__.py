@@ -10,18 +10,23 @@ all state and checks live below the facade (``openacl.runtime``, ``openacl.op``,
 from __future__ import annotations
 
 from openacl import dtypes as _dtypes
+from openacl import lazy as _lazy
 from openacl import log as _log
 from openacl import process as _process
-from openacl.acl import blas, mdl, media, op, prof, rt, util
 from openacl.acl._args import BARE, VALUE, VALUES, ArgumentTypeError, ArgumentValueError, api, int_list
 from openacl.dtypes import acl_dtype_size
-from openacl.op import format_trans as _format_trans
-from openacl.op import tensor_desc as _desc
 from openacl.runtime import buffers as _buffers
 from openacl.runtime import exceptions as _exceptions
 from openacl.runtime import platform as _platform
 
+# Tensor descs are the operator library's (floor 3): loaded by the first tensor-desc call, not by ``import acl``.
+_format_trans = _lazy.module("openacl.op.format_trans")
+_desc = _lazy.module("openacl.op.tensor_desc")
+
+# Each submodule is imported on its first read (``acl.rt``, ``from acl import mdl``, ``import acl.media``): a
+# program that only sets a device loads neither models, nor operators, nor DVPP.
 SUBMODULES = ("rt", "mdl", "op", "util", "media", "prof", "blas")
+__getattr__, __dir__ = _lazy.submodules(__name__, SUBMODULES)
 
 __all__ = [
     "app_log",

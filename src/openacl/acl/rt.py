@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from openacl import lazy as _lazy
 from openacl.acl._args import (
     BARE,
     CODE,
@@ -13,21 +14,23 @@ from openacl.acl._args import (
     malloc_config,
     require_callable,
 )
-from openacl.runtime import alloc_config as _alloc_config
 from openacl.runtime import attributes as _attributes
-from openacl.runtime import copies as _copies
 from openacl.runtime import device as _device
 from openacl.runtime import exceptions as _exceptions
 from openacl.runtime import memory as _memory
-from openacl.runtime import notify as _notify
 from openacl.runtime import options as _options
 from openacl.runtime import platform as _platform
 from openacl.runtime import report as _report
 from openacl.runtime import timeouts as _timeouts
-from openacl.runtime import vmm as _vmm
 from openacl.runtime.sched import event as _event
 from openacl.runtime.sched import stream as _stream
 from openacl.runtime.sched.waiting import timeout_from_ms
+
+# Loaded by their first call: a program that only sets a device copies, maps and notifies nothing.
+_alloc_config = _lazy.module("openacl.runtime.alloc_config")
+_copies = _lazy.module("openacl.runtime.copies")
+_notify = _lazy.module("openacl.runtime.notify")
+_vmm = _lazy.module("openacl.runtime.vmm")
 
 __all__ = [
     "create_context",

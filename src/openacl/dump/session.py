@@ -45,6 +45,7 @@ from openacl.dump.selection import OpInfo
 from openacl.dump.sink import Batch, OutgoingFile, writer
 from openacl.errors import AclCode, AclError
 from openacl.log import get_logger
+from openacl.runtime import lifecycle
 
 log = get_logger("dump")
 
@@ -74,7 +75,6 @@ _lock = atfork.lock()
 _dump_initialized = False  # init_dump called and not finalized
 _set_dump: DumpSession | None = None
 _default: DumpSession | None = None
-_acl_initialized = False  # told by acl.init (on_acl_init) and acl.finalize (reset): init_dump needs it
 _from_init: DumpSession | None = None
 _from_env: DumpSession | None = None
 _callback: Callable | None = None
@@ -86,12 +86,11 @@ _models: dict[int, ModelDump] = {}  # by model id: models loaded under dump sett
 
 def on_acl_init(section: object) -> None:
     """Apply ``acl.init``'s ``"dump"`` section (raises ``ACL_ERROR_INVALID_DUMP_CONFIG`` before init succeeds)."""
-    global _from_init, _from_env, _acl_initialized
+    global _from_init, _from_env
     env_path = os.environ.get("OPENACL_DUMP")
     env_config = load_dump_config(env_path) if env_path else None
     config = parse_dump_section(section) if section is not None else None
     with _lock:
-        _acl_initialized = True
         _from_init = DumpSession(config, "acl.init") if config is not None and config.model_dump_enabled else None
         _from_env = DumpSession(env_config, "OPENACL_DUMP") if env_config is not None else None
 
@@ -99,7 +98,7 @@ def on_acl_init(section: object) -> None:
 def init_dump() -> None:
     global _dump_initialized, _default
     with _lock:
-        if not _acl_initialized:
+        if not lifecycle.initialized():
             raise AclError(AclCode.ACL_ERROR_UNINITIALIZE, "init_dump before acl.init")
         if _dump_initialized:
             raise AclError(AclCode.ACL_ERROR_REPEAT_INITIALIZE, "init_dump called twice without finalize_dump")
@@ -193,10 +192,9 @@ def planned_operators(model_id: int) -> int:
 
 def reset() -> None:
     """Back to the starting state (``acl.finalize``, tests): pending files delivered, settings dropped."""
-    global _dump_initialized, _set_dump, _default, _from_init, _from_env, _callback, _acl_initialized
+    global _dump_initialized, _set_dump, _default, _from_init, _from_env, _callback
     writer.stop()
     with _lock:
-        _acl_initialized = False
         for session in (_set_dump, _default, _from_init, _from_env):
             if session is not None:
                 session.active = False

@@ -22,7 +22,6 @@ runs again; ``_lock`` guards only the ``_twins`` table.
 from __future__ import annotations
 
 import bisect
-import contextlib
 import json
 import os
 import shutil
@@ -39,7 +38,7 @@ from openacl.log import get_logger
 from openacl.model import model as _model
 from openacl.model.model import Model
 from openacl.onnxrt import session_options
-from openacl.runtime.prof import session, stamps
+from openacl.runtime.prof import session
 from openacl.runtime.prof.opdesc import OpTime
 
 ort = lazy.module("onnxruntime")
@@ -287,32 +286,19 @@ def unsubscribe(model_id: int) -> None:
     session.unsubscribe(model_id)
 
 
-def finish() -> None:
-    """``acl.finalize``: every subscription delivered and its pipe closed, every window written."""
-    flush()
-    for model_id in session.subscribed_models():
-        session.unsubscribe(model_id)
-    with contextlib.suppress(AclError):  # profiling was never initialised
-        session.finalize()
-    session.writer.flush(timeout=5)
-
-
 @atfork.at_child
 def reinit_after_fork() -> None:
     """A forked child profiles nothing it inherited: onnxruntime sessions do not survive a fork, so the twins are
-    forgotten (never ended: their files are the parent's)."""
+    forgotten (never ended: their files are the parent's). The runtime's sessions renew themselves."""
     _twins.clear()
     _unprofilable.clear()
-    session.reinit_after_fork()
 
 
 def reset() -> None:
-    """Forget all profiling state (tests, process reset); twins are discarded unread."""
+    """Forget the twins (tests, process reset), unread; ``process.py`` resets the runtime's sessions after."""
     with _lock:
         taken = list(_twins.values())
         _twins.clear()
         _unprofilable.clear()
     for _, twin in taken:
         _discard(twin)
-    session.reset()
-    stamps.reset()

@@ -19,6 +19,9 @@ _U32 = (1 << 32) - 1
 
 @dataclass(frozen=True)
 class AllocConfig:
+    """One parsed config. (A docstring of its own: a dataclass without one builds it from ``inspect.signature``
+    at import, a cost paid by every program's first ``acl.rt`` call.)"""
+
     device_id: int | None = None  # None: the current device
     module_id: int | None = None
 

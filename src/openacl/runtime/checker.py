@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import json
 import os
 import sys
 import threading
@@ -35,17 +34,17 @@ import weakref
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from openacl import atfork, atomicfile
+from openacl import atfork, atomicfile, lazy
 
+json = lazy.module("json")  # only write_json needs it
 # Invariant: False unless checking was asked for; every hook call site tests it first, so off costs nothing.
 enabled: bool = os.environ.get("OPENACL_CHECK", "") not in ("", "0")
 
 Frame = tuple[str, int, str]  # file, line, function
 Site = tuple[Frame, ...]
 
-_PACKAGE_DIR = str(Path(__file__).resolve().parent.parent)  # src/openacl
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))  # src/openacl
 _RUNNER_FILES = ("runpy.py", "threading.py", "<frozen runpy>")
 _RUNNER_DIRS = ("/_pytest/", "/pluggy/")  # a test's frames end at the test function
 _SITE_DEPTH = 6
@@ -457,6 +456,8 @@ _QUEUED_CAP = 1024  # per stream: the unordered tasks remembered (bounds memory 
 
 @dataclass
 class _Queued:
+    """A task enqueued on a stream that the host has not synchronized with yet: what it reads and writes."""
+
     what: str
     queue: str  # "stream 3", "vdec channel 0": what orders it, for the report
     reads: tuple[tuple[int, int], ...]

@@ -24,11 +24,9 @@ another thread could be using.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import itertools
 import mmap
 import os
-import secrets
 import weakref
 from dataclasses import dataclass
 
@@ -54,7 +52,9 @@ _PID_BITS, _FD_BITS, _TAG_BITS = 22, 22, 20
 _ADDRESS_SPACE = 1 << 47  # a user address space on Linux/x86-64 and arm64 (4-level tables)
 _MEMFD_PREFIX = "openacl-physical-"
 
-_libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+# The process's own symbols, libc's among them: ctypes.util.find_library would run ldconfig in a subprocess at
+# every start.
+_libc = ctypes.CDLL(None, use_errno=True)
 _libc.mmap.restype = ctypes.c_void_p
 _libc.mmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long)
 _libc.munmap.restype = ctypes.c_int
@@ -102,7 +102,7 @@ class _Physical:
 
     def __init__(self, size: int, device_id: int, fd: int | None = None, tag: int | None = None) -> None:
         """A new memory file of ``size`` bytes, or (``fd``, ``tag``) one imported from another process."""
-        self.tag = secrets.randbits(_TAG_BITS) if tag is None else tag
+        self.tag = int.from_bytes(os.urandom(4), "little") >> (32 - _TAG_BITS) if tag is None else tag
         self.fd = os.memfd_create(f"{_MEMFD_PREFIX}{self.tag}", os.MFD_CLOEXEC) if fd is None else fd
         self.finalizer = weakref.finalize(self, _close, self.fd)
         self.finalizer.atexit = False

@@ -27,6 +27,7 @@ emitted.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import time
@@ -424,6 +425,16 @@ def _timeline(executions: list[Execution]) -> None:
 # ----- process life -----
 
 
+def finish() -> None:
+    """``acl.finalize``: every subscription's pipe closed and every window's files written (after the model layer
+    has handed over what its executions recorded)."""
+    for model_id in subscribed_models():
+        unsubscribe(model_id)
+    with contextlib.suppress(AclError):  # profiling was never initialised
+        finalize()
+    writer.flush(timeout=5)
+
+
 def reset() -> None:
     """Forget every session, window and subscription; pending pipe records are dropped (one warning)."""
     global _result_path
@@ -440,8 +451,11 @@ def reset() -> None:
             trace.stop()
 
 
+@atfork.at_child
 def reinit_after_fork() -> None:
-    """A forked child starts with no window and no subscription (the parent's pipes stay the parent's)."""
+    """A forked child starts with no window and no subscription (the parent's pipes stay the parent's). Registered
+    here, not by the model layer above: a program can subscribe through this module alone, and the model layer
+    may never have been loaded."""
     _windows.clear()
     _subscriptions.clear()
     _update_active_locked()
