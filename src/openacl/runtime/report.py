@@ -105,6 +105,9 @@ def _serve(task: Task, queue: SimpleQueue | None, budget: int) -> bool:
         stack = waitgraph.running_stack()
         claimed = _claim_locked(task, me, stack)
     get_nowait = queue.get_nowait if queue is not None else None
+    # The loop's constants as locals (a class attribute read costs more than the rest of a comparison).
+    posted, running, done = TaskState.POSTED, TaskState.RUNNING, TaskState.DONE
+    try_lock, unlock = LOCK.acquire, LOCK.release
     while True:
         tracing_on = trace.recorder is not None
         start = trace.now_ns() if tracing_on else 0
@@ -134,7 +137,7 @@ def _serve(task: Task, queue: SimpleQueue | None, budget: int) -> bool:
                 following = item
                 break
         following_claimed = False
-        if not LOCK.acquire(False):
+        if not try_lock(False):
             _lock.acquire()
         try:
             if claimed:
@@ -145,12 +148,12 @@ def _serve(task: Task, queue: SimpleQueue | None, budget: int) -> bool:
                     # A NO_BLOCK callback that nobody waits for, the oldest in flight: what
                     # callback_finished_locked does for it, inline.
                     in_flight.popleft()
-                    task.state = TaskState.DONE
+                    task.state = done
                     task.fn = task.user_data = None
                 else:
                     stream.callback_finished_locked(task)
-            if following is not None and following.state is TaskState.POSTED:
-                following.state = TaskState.RUNNING
+            if following is not None and following.state is posted:
+                following.state = running
                 following.thread = me
                 stack.append(following)
                 following_claimed = True
@@ -158,7 +161,7 @@ def _serve(task: Task, queue: SimpleQueue | None, budget: int) -> bool:
             if _lock.SOON or _lock.DEFERRED:
                 _lock.release()
             else:
-                LOCK.release()
+                unlock()
         if claimed:
             if tracing_on:
                 tracing.callback(task, fn, start)
