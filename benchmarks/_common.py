@@ -2,8 +2,8 @@
 
 A row is ``(figure, openacl, baseline, ratio, target)``, or a dict with those keys and optional ones
 (``spread``: the ratio's ``[low, high]`` over interleaved rounds; ``within``: whether it meets its target;
-``moved``: the spread is over ``SPREAD_LIMIT``). ``print_rows`` fills ``within`` from a target of the form
-``<= X`` where a row does not say, so ``openacl bench`` reads one JSON shape from every script.
+``moved``: the spread is over ``SPREAD_LIMIT``). ``print_rows`` fills ``within`` from a target on the ratio
+(``<= X``, ``>= X``, ``== X``) where a row does not say, so ``openacl bench`` reads one JSON shape from every script.
 
 The rule for noisy figures (issue 26): where a figure moves more than 20 % between runs, the benchmark says
 so and takes the median of interleaved rounds. ``ratio_rounds`` is that rule: baseline and ours alternate,
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import re
 import statistics
 import sys
@@ -106,9 +107,15 @@ def moved(low: float, high: float, median: float) -> bool:
 
 
 def within(ratio: float, target: str) -> bool | None:
-    """Whether ``ratio`` meets a target written ``<= X`` (or ``<= Xx``); None for any other target."""
-    found = re.fullmatch(r"\s*<=\s*([0-9]*\.?[0-9]+)\s*x?\s*", target or "")
-    return None if found is None else ratio <= float(found.group(1))
+    """Whether ``ratio`` meets a target on the ratio, written ``<= X``, ``>= X`` or ``== X`` (``X`` a number, an
+    ``x`` after it allowed); None for any other target (one with a unit is on a figure, not on the ratio)."""
+    found = re.fullmatch(r"\s*(<=|>=|==)\s*([0-9]*\.?[0-9]+)\s*x?\s*", target or "")
+    if found is None:
+        return None
+    limit = float(found.group(2))
+    if found.group(1) == "==":
+        return math.isclose(ratio, limit)
+    return ratio <= limit if found.group(1) == "<=" else ratio >= limit
 
 
 def row(
@@ -122,7 +129,7 @@ def row(
     within: bool | None = None,
 ) -> dict:
     """A row with the optional keys: ``spread`` (the ratio's low and high) and ``within`` (for targets that are
-    not ``<= X`` of the ratio, such as a latency's ``p50 <= 20 µs``)."""
+    not on the ratio, such as a latency's ``p50 <= 20 µs``)."""
     out = dict(zip(KEYS, (figure, openacl, baseline, ratio, target), strict=True))
     if spread is not None:
         out["spread"] = [spread[0], spread[1]]

@@ -17,9 +17,9 @@ from openacl.model.model import DEMO_MODEL
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def openacl(*args: str, cwd: Path = ROOT, env: dict | None = None) -> subprocess.CompletedProcess:
+def openacl(*args: str, cwd: Path = ROOT, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "openacl", *args], cwd=cwd, capture_output=True, text=True, timeout=120, env=env
+        [sys.executable, "-m", "openacl", *args], cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env
     )
 
 
@@ -328,6 +328,31 @@ def test_bench_callbacks_prints_every_row_with_its_target_within_and_spread():
         low, high = row["spread"]
         assert low <= row["ratio"] <= high
     assert "(b1) bare Python queue, 1 lock, vs SimpleQueue" in rows
+
+
+def test_bench_prints_every_row_of_the_fixed_costs_table():
+    """Issue 26's table: start-up, acl.op Add [16] and [256, 1024], GE and GE-PY tiny graphs, NO_BLOCK callbacks,
+    each with its target and (where the target is on the ratio) whether it is within it. Rows only, no timing."""
+    result = openacl("bench", "startup", "op", "ge", "callbacks", "--quick", "--json", timeout=600)
+    assert result.returncode == 0, result.stderr
+    rows = json.loads(result.stdout)["rows"]
+
+    def found(benchmark: str, *words: str) -> list[dict]:
+        return [r for r in rows if r["benchmark"] == benchmark and all(w in r["figure"] for w in words)]
+
+    for benchmark, words in (
+        ("startup", ("hello.py",)),
+        ("op", ("Add [16]", "execute_v2")),
+        ("op", ("Add [256, 1024]", "execute_v2")),
+        ("ge", ("run_graph", "tiny graph")),
+        ("ge", ("GE-PY", "tiny graph")),
+        ("callbacks", ("NO_BLOCK", "per second")),
+    ):
+        assert found(benchmark, *words), (benchmark, words, [r["figure"] for r in rows])
+    for row in rows:
+        assert {"figure", "openacl", "baseline", "ratio", "target"} <= row.keys()
+        if row["target"].startswith("<="):
+            assert isinstance(row["within"], bool), row
 
 
 # ----- compare -----
