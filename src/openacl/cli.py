@@ -360,47 +360,91 @@ def benchmarks_dir() -> Path | None:
     return directory if directory.is_dir() else None
 
 
-def _bench(args: argparse.Namespace) -> int:
+def _bench_rules(directory: Path):
+    """``benchmarks/_common.py``, where the rows' rules live once: a target met, the 20 % spread, several runs."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("_openacl_bench_common", directory / "_common.py")
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    sys.modules[spec.name] = module  # type: ignore[union-attr]  # its dataclasses look themselves up there
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module
+
+
+def _bench_script(script: Path, quick: bool) -> tuple[list[dict] | None, str]:
+    """One benchmark script's rows (its last stdout line, JSON), or None and the last line of its stderr."""
     import subprocess
 
+    command = [sys.executable, str(script), "--json", *(["--quick"] if quick else [])]
+    done = subprocess.run(command, capture_output=True, text=True, cwd=script.parent.parent)
+    try:
+        found = json.loads(done.stdout.strip().splitlines()[-1]) if done.returncode == 0 else None
+    except (json.JSONDecodeError, IndexError):
+        found = None
+    if found is None:
+        return None, (done.stderr.strip().splitlines() or ["no output"])[-1]
+    return found, ""
+
+
+def _bench(args: argparse.Namespace) -> int:
     directory = benchmarks_dir()
     if directory is None:
         return _fail("bench", "no benchmarks/ directory: run openacl from a source checkout (pip install -e .)")
-    scripts = sorted(p for p in directory.glob("*.py") if not p.name.startswith("_"))
-    rows, failed = [], []
+    available = {p.stem: p for p in sorted(directory.glob("*.py")) if not p.name.startswith("_")}
+    unknown = [name for name in args.names if name not in available]
+    if unknown:
+        return _fail("bench", f"no benchmark named {', '.join(unknown)} (there are: {', '.join(available)})")
+    if args.runs < 1:
+        return _fail("bench", f"--runs {args.runs}: at least one run")
+    scripts = [available[name] for name in dict.fromkeys(args.names or available)]
+    rules = _bench_rules(directory)
+    runs: list[list[dict]] = []
+    failed: dict[tuple[str, str], None] = {}
     with _progress(args.quiet or args.json) as progress:
-        task = progress.add_task("running benchmarks", total=len(scripts))
-        for script in scripts:
-            command = [sys.executable, str(script), "--json", *(["--quick"] if args.quick else [])]
-            done = subprocess.run(command, capture_output=True, text=True, cwd=directory.parent)
-            try:
-                found = json.loads(done.stdout.strip().splitlines()[-1]) if done.returncode == 0 else None
-            except (json.JSONDecodeError, IndexError):
-                found = None
-            if found is None:
-                failed.append((script.stem, (done.stderr.strip().splitlines() or ["no output"])[-1]))
-            else:
-                rows.extend({"benchmark": script.stem, **row} for row in found)
-            progress.advance(task)
+        task = progress.add_task("running benchmarks", total=len(scripts) * args.runs)
+        for _ in range(args.runs):  # whole runs one after another: "three runs in a row"
+            rows: list[dict] = []
+            for script in scripts:
+                found, error = _bench_script(script, args.quick)
+                if found is None:
+                    failed[(script.stem, error)] = None
+                else:
+                    rows.extend({"benchmark": script.stem, **row} for row in found)
+                progress.advance(task)
+            runs.append(rows)
+    combined = rules.combine_runs(runs)
     if args.json:
-        _emit_json({"rows": rows, "failed": [{"benchmark": n, "error": e} for n, e in failed]})
-    else:
-        _print_bench(rows)
+        _emit_json({"runs": args.runs, "rows": combined, "failed": [{"benchmark": n, "error": e} for n, e in failed]})
+    elif not args.quiet:
+        _print_bench(combined, args.runs, rules)
     for name, error in failed:
         print(f"openacl bench: {name} failed: {error}", file=sys.stderr)
     return 1 if failed else 0
 
 
-def _print_bench(rows: list[dict]) -> None:
+def _print_bench(rows: list[dict], runs: int, rules) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title="openacl benchmarks: ours vs baseline, side by side in one run")
-    for column in ("benchmark", "figure", "openacl", "baseline", "ratio", "target"):
+    over = f"{rules.SPREAD_LIMIT:.0%}"
+    caption = (
+        f"ratio: the median of {runs} runs; spread: the runs' ratios, min-max"
+        if runs > 1
+        else "spread: the interleaved rounds' ratios, min-max"
+    ) + f"; moved: a spread over {over} of the median"
+    table = Table(title="openacl benchmarks: ours vs baseline, side by side in one run", caption=caption)
+    for column in ("benchmark", "figure", "openacl", "baseline", "ratio", "target", "within", "spread"):
         table.add_column(column, justify="right" if column in ("openacl", "baseline", "ratio") else "left")
     for row in rows:
         table.add_row(
-            row["benchmark"], row["figure"], row["openacl"], row["baseline"], f"{row['ratio']:.2f}", row["target"]
+            row["benchmark"],
+            row["figure"],
+            row["openacl"],
+            row["baseline"],
+            f"{row['ratio']:.2f}",
+            row["target"],
+            rules.within_text(row.get("within")),
+            rules.spread_text(row),
         )
     Console().print(table)
 
@@ -570,12 +614,18 @@ def build_parser() -> argparse.ArgumentParser:
         sub,
         "bench",
         "run every benchmark and print one table of figures, baselines and ratios",
-        "Run each script in benchmarks/ (of the source checkout) and collect its rows: openacl against its "
-        "baseline, measured side by side in one run.",
-        "openacl bench --quick",
+        "Run each script in benchmarks/ (of the source checkout), or the ones named, and collect its rows: "
+        "openacl against its baseline, measured side by side, with its target, whether it is within it, and its "
+        "spread (a figure that moves more than 20 % is flagged and its median taken). --runs N runs everything N "
+        "times in a row and shows each row's median and spread over the runs.",
+        "openacl bench callbacks op --runs 3",
         _bench,
     )
+    bench.add_argument("names", nargs="*", metavar="NAME", help="benchmarks to run (default all): callbacks op ...")
     bench.add_argument("--quick", action="store_true", help="fewer iterations (a smoke run)")
+    bench.add_argument(
+        "--runs", type=int, default=1, metavar="N", help="whole runs in a row; each row shows its spread over them"
+    )
     _output_flags(bench)
     return parser
 

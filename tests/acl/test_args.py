@@ -316,3 +316,21 @@ def test_l_format_is_a_range_checked_c_long():
     for bad in (1 << 63, 1.0, "1"):
         with pytest.raises(TypeError):
             parse((bad,), {})
+
+
+# ----- the common call's shortcut -----
+
+
+def test_plain_check_passes_plain_ints_in_range_and_objects_only():
+    """The wrapper skips ``parse`` only for what ``parse`` would return unchanged; anything else still goes to it."""
+    most, plain = _args.plain_check("OOik")
+    assert most == 4
+    assert plain((print, None, 0, U64)) and plain((None, 1.5, -(1 << 31), 0))
+    assert not plain((print, None, 1 << 31, 1))  # "i" out of range: parse's OverflowError
+    assert not plain((print, None, True, 1))  # a bool is not a plain int: parse converts it
+    assert not plain((print, None, 0, -1))  # "k" of -1: parse masks it to 2**64 - 1
+    assert not plain((print, None, 0.0, 1))
+    assert _args.plain_check("")[0] == -1  # no arguments: extra ones are ignored, by parse
+    assert _args.plain_check("s")[0] == -1  # a string converts (NUL, surrogates): always parsed
+    most, plain = _args.plain_check("K|i")
+    assert most == 2 and plain((5, 7)) and not plain((5, 1 << 40))

@@ -17,9 +17,9 @@ from openacl.model.model import DEMO_MODEL
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def openacl(*args: str, cwd: Path = ROOT, env: dict | None = None) -> subprocess.CompletedProcess:
+def openacl(*args: str, cwd: Path = ROOT, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "openacl", *args], cwd=cwd, capture_output=True, text=True, timeout=120, env=env
+        [sys.executable, "-m", "openacl", *args], cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env
     )
 
 
@@ -228,20 +228,131 @@ def test_run_dump_with_a_bad_config_is_one_line(tmp_path):
 # ----- bench -----
 
 
-def test_bench_collects_every_script_into_one_table(tmp_path, monkeypatch, capsys):
+def _bench_dir(tmp_path: Path, monkeypatch) -> Path:
+    """A benchmarks/ directory with the real row rules (_common.py) and a helper that is not a benchmark."""
     bench = tmp_path / "benchmarks"
     bench.mkdir()
-    row = {"figure": "(a) thing", "openacl": "1 ms", "baseline": "1 ms", "ratio": 1.0, "target": "<= 1.1"}
-    (bench / "one.py").write_text(f"import json, sys\nprint('noise')\nprint(json.dumps([{row!r}]))\n")
-    (bench / "two.py").write_text("import sys\nsys.exit('two: broke')\n")
-    (bench / "_common.py").write_text("raise SystemExit('helpers are not benchmarks')\n")
+    (bench / "_common.py").write_text((ROOT / "benchmarks" / "_common.py").read_text())
+    (bench / "_helper.py").write_text("raise SystemExit('helpers are not benchmarks')\n")
     monkeypatch.setattr(cli, "benchmarks_dir", lambda: bench)
+    return bench
+
+
+def _row_script(rows: list[dict]) -> str:
+    return f"import json, sys\nprint('noise')\nprint(json.dumps({rows!r}))\n"
+
+
+def _ratio_per_run_script(counter: Path, ratios: list[float], target: str) -> str:
+    """A benchmark whose one row's ratio is ``ratios[k]`` on its k-th run (a file counts the runs)."""
+    return (
+        "import json, pathlib\n"
+        f"counter = pathlib.Path({str(counter)!r})\n"
+        "k = int(counter.read_text()) if counter.exists() else 0\n"
+        "counter.write_text(str(k + 1))\n"
+        f"ratio = {ratios!r}[k]\n"
+        "print(json.dumps([{'figure': '(a) thing', 'openacl': f'{ratio} ms', 'baseline': '1 ms', 'ratio': ratio, "
+        f"'target': {target!r}}}]))\n"
+    )
+
+
+def test_bench_collects_every_script_into_one_table(tmp_path, monkeypatch, capsys):
+    bench = _bench_dir(tmp_path, monkeypatch)
+    row = {"figure": "(a) thing", "openacl": "1 ms", "baseline": "1 ms", "ratio": 1.0, "target": "<= 1.1"}
+    (bench / "one.py").write_text(_row_script([row]))
+    (bench / "two.py").write_text("import sys\nsys.exit('two: broke')\n")
     assert cli.main(["bench", "--json"]) == 1
     out, err = capsys.readouterr()
     document = json.loads(out)
-    assert document["rows"] == [{"benchmark": "one", **row}]
+    assert document["rows"] == [{"benchmark": "one", **row, "within": True}]  # within: read from the target
     assert document["failed"] == [{"benchmark": "two", "error": "two: broke"}]
     assert "openacl bench: two failed: two: broke" in err
+
+
+def test_bench_table_shows_target_within_and_flags_a_spread_over_20_percent(tmp_path, monkeypatch, capsys):
+    bench = _bench_dir(tmp_path, monkeypatch)
+    steady = {"figure": "(a) steady", "openacl": "1 ms", "baseline": "1 ms", "ratio": 1.05, "target": "<= 1.1"}
+    steady["spread"] = [1.0, 1.1]
+    noisy = {"figure": "(b) noisy", "openacl": "3 ms", "baseline": "1 ms", "ratio": 3.0, "target": "<= 2.0"}
+    noisy["spread"], noisy["moved"] = [2.0, 4.0], True
+    latency = {"figure": "(c) p50", "openacl": "9 us", "baseline": "5 us", "ratio": 1.8, "target": "p50 <= 20 us"}
+    latency["within"] = True
+    (bench / "one.py").write_text(_row_script([steady, noisy, latency]))
+    monkeypatch.setenv("COLUMNS", "200")
+    assert cli.main(["bench"]) == 0
+    out = capsys.readouterr().out
+    lines = {name: next(line for line in out.splitlines() if name in line) for name in ("steady", "noisy", "p50")}
+    assert "yes" in lines["steady"] and "1.00-1.10" in lines["steady"] and "moved" not in lines["steady"]
+    assert "NO" in lines["noisy"] and "2.00-4.00 moved" in lines["noisy"]
+    assert "yes" in lines["p50"] and "p50 <= 20 us" in lines["p50"]
+
+
+def test_bench_runs_the_named_scripts_several_times_and_gives_each_row_its_spread(tmp_path, monkeypatch, capsys):
+    bench = _bench_dir(tmp_path, monkeypatch)
+    (bench / "steady.py").write_text(_ratio_per_run_script(tmp_path / "steady.count", [1.0, 1.02, 1.04], "<= 1.1"))
+    (bench / "noisy.py").write_text(_ratio_per_run_script(tmp_path / "noisy.count", [1.0, 1.5, 1.2], "<= 1.3"))
+    (bench / "skipped.py").write_text("import sys\nsys.exit('not asked for')\n")
+    assert cli.main(["bench", "noisy", "steady", "--runs", "3", "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["runs"] == 3 and document["failed"] == []
+    steady, noisy = (next(r for r in document["rows"] if r["benchmark"] == name) for name in ("steady", "noisy"))
+    assert [r["benchmark"] for r in document["rows"]] == ["noisy", "steady"]  # in the order asked for
+    assert steady["runs"] == [1.0, 1.02, 1.04] and steady["ratio"] == 1.02 and steady["openacl"] == "1.02 ms"
+    assert steady["spread"] == [1.0, 1.04] and steady["moved"] is False and steady["within"] is True
+    assert noisy["runs"] == [1.0, 1.5, 1.2] and noisy["ratio"] == 1.2 and noisy["spread"] == [1.0, 1.5]
+    assert noisy["moved"] is True  # 0.5 / 1.2 > 20 %
+    assert noisy["within"] is False  # one run of three was over its target
+
+
+def test_bench_refuses_an_unknown_benchmark_or_no_runs(tmp_path, monkeypatch, capsys):
+    bench = _bench_dir(tmp_path, monkeypatch)
+    (bench / "one.py").write_text(_row_script([]))
+    assert cli.main(["bench", "nope"]) == 2
+    assert "openacl bench: no benchmark named nope (there are: one)" in capsys.readouterr().err
+    assert cli.main(["bench", "--runs", "0"]) == 2
+    assert "--runs 0" in capsys.readouterr().err
+
+
+def test_bench_callbacks_prints_every_row_with_its_target_within_and_spread():
+    """The real script, run the way `openacl bench callbacks` runs it (no timing asserted: only the rows)."""
+    result = openacl("bench", "callbacks", "--quick", "--json")
+    assert result.returncode == 0, result.stderr
+    rows = {row["figure"]: row for row in json.loads(result.stdout)["rows"]}
+    for figure, target in (
+        ("(a) BLOCK callback round trip", "<= 1.5"),
+        ("(b) NO_BLOCK callbacks per second vs (b1)", "<= 3.0"),
+        ("(c) reached -> started p50", "p50 <= 20 µs"),
+    ):
+        row = rows[figure]
+        assert row["benchmark"] == "callbacks" and row["target"] == target
+        assert isinstance(row["within"], bool) and isinstance(row["moved"], bool)
+        low, high = row["spread"]
+        assert low <= row["ratio"] <= high
+    assert "(b1) bare Python queue, 1 lock, vs SimpleQueue" in rows
+
+
+def test_bench_prints_every_row_of_the_fixed_costs_table():
+    """Issue 26's table: start-up, acl.op Add [16] and [256, 1024], GE and GE-PY tiny graphs, NO_BLOCK callbacks,
+    each with its target and (where the target is on the ratio) whether it is within it. Rows only, no timing."""
+    result = openacl("bench", "startup", "op", "ge", "callbacks", "--quick", "--json", timeout=600)
+    assert result.returncode == 0, result.stderr
+    rows = json.loads(result.stdout)["rows"]
+
+    def found(benchmark: str, *words: str) -> list[dict]:
+        return [r for r in rows if r["benchmark"] == benchmark and all(w in r["figure"] for w in words)]
+
+    for benchmark, words in (
+        ("startup", ("hello.py",)),
+        ("op", ("Add [16]", "execute_v2")),
+        ("op", ("Add [256, 1024]", "execute_v2")),
+        ("ge", ("run_graph", "tiny graph")),
+        ("ge", ("GE-PY", "tiny graph")),
+        ("callbacks", ("NO_BLOCK", "per second")),
+    ):
+        assert found(benchmark, *words), (benchmark, words, [r["figure"] for r in rows])
+    for row in rows:
+        assert {"figure", "openacl", "baseline", "ratio", "target"} <= row.keys()
+        if row["target"].startswith("<="):
+            assert isinstance(row["within"], bool), row
 
 
 # ----- compare -----

@@ -167,6 +167,23 @@ _PLAIN_RANGES: dict[str, tuple[int, int]] = {
 }
 
 
+def plain_check(fmt: str) -> tuple[int, Callable[[tuple], bool]]:
+    """The common call's shortcut: (how many arguments, a check that they are all plain ints in range or ``O``s).
+
+    Every converter leaves such arguments as they are, so the wrapper passes them on without ``parse``. The
+    check is one expression per format, made once (a loop over the positions costs as much as a small call).
+    """
+    codes = fmt.replace("|", "")
+    if not codes or not all(c in _PLAIN_RANGES or c == "O" for c in codes):
+        return -1, lambda args: False
+    terms = [
+        f"type(a[{i}]) is int and {_PLAIN_RANGES[c][0]} <= a[{i}] <= {_PLAIN_RANGES[c][1]}"
+        for i, c in enumerate(codes)
+        if c in _PLAIN_RANGES
+    ]
+    return len(codes), eval(f"lambda a: {' and '.join(terms) or 'True'}")  # its text: _PLAIN_RANGES' numbers only
+
+
 def parser(fmt: str, qualname: str) -> Callable[[tuple, dict], list]:
     """Build the argument parser for a ``PyArg_ParseTuple`` format (``""``: no arguments, extra ones ignored)."""
     ignore_extra = fmt == ""
@@ -233,6 +250,7 @@ def api(fmt: str, returns: str = RET, failure: object = 0, sub: str | None = Non
         module = sub if sub is not None else body.__module__.rpartition(".")[2]
         qualname = f"acl.{body.__name__}" if module == "acl" else f"acl.{module}.{body.__name__}"
         parse = parser(fmt, qualname)
+        most, plain = plain_check(fmt)
 
         def fail(code: int, parsed: tuple | list = ()):
             if returns == RAISE:  # no code to return: a number where bytes or an array is expected would mislead
@@ -250,7 +268,7 @@ def api(fmt: str, returns: str = RET, failure: object = 0, sub: str | None = Non
 
         @functools.wraps(body)
         def wrapper(*args, **kwargs):
-            parsed = parse(args, kwargs)
+            parsed = parse(args, kwargs) if kwargs or len(args) != most or not plain(args) else args
             try:
                 value = body(*parsed)
             except AclError as exc:

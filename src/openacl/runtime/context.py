@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import threading
 
-_local = threading.local()
+# Read directly (not through ``current``) by the callback hot path, ``device.resolve_in_context``.
+local = threading.local()
 
 
 def current():
     """The thread's current context, or None if it has none or it was destroyed."""
-    ctx = getattr(_local, "context", None)
+    ctx = getattr(local, "context", None)
     if ctx is not None and ctx.destroyed:
-        _local.context = None
+        local.context = None
         return None
     return ctx
 
 
 def set_current(ctx) -> None:
-    _local.context = ctx
+    local.context = ctx

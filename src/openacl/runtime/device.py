@@ -269,12 +269,16 @@ def resolve(handle: int) -> Stream:
 
 def resolve_in_context(handle: int) -> Stream:
     """As ``resolve``, for the callback calls, which CANN checks against the current context."""
-    ctx = _context.current()
-    if ctx is None:
-        raise AclError(AclCode.ACL_ERROR_RT_CONTEXT_NULL, "this thread has no current context")
+    ctx = getattr(_context.local, "context", None)  # the hot path: what _context.current() does, inline
+    if ctx is None or ctx.destroyed:
+        ctx = _context.current()
+        if ctx is None:
+            raise AclError(AclCode.ACL_ERROR_RT_CONTEXT_NULL, "this thread has no current context")
     if handle == 0:
         return ctx.default_stream
-    stream = streams.get(handle)
+    stream = streams.find(handle)
+    if stream is None:
+        stream = streams.get(handle)  # raises the table's error
     if stream.context is not ctx:
         raise AclError(AclCode.ACL_ERROR_RT_STREAM_CONTEXT, f"stream {stream.id} belongs to another context")
     return stream

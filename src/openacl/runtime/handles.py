@@ -35,7 +35,11 @@ class HandleTable(Generic[T]):
     def __init__(self, kind: str, code: AclCode = AclCode.ACL_ERROR_INVALID_PARAM) -> None:
         self.kind = kind
         self.code = code
+        # Invariant: _objects is only ever mutated in place (never rebound), so ``find`` stays its lookup.
         self._objects: dict[int, T] = {}
+        # The object of a handle, or None: ``get`` without the call and the raise, for the hot paths (a miss
+        # then goes through ``get`` for the table's error).
+        self.find = self._objects.get
         _TABLES.append(self)
 
     def add(self, obj: T, *, tracked: bool = True) -> int:

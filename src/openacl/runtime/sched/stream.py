@@ -107,7 +107,9 @@ class Stream:
         # Invariant: _busy is the task the stream is waiting on (a running WORK task, an outstanding BLOCK
         # callback or an unsatisfied event wait); it is set exactly when state is RUNNING-with-work or HELD.
         self._busy: Task | None = None
-        # NO_BLOCK callbacks that were posted and have not finished, in posting order.
+        # NO_BLOCK callbacks that were posted and have not finished, in posting order. The callback hot path,
+        # report._serve, finishes the oldest one inline when neither it nor the stream has a waiter (what
+        # callback_finished_locked does then), reading this and _waiters under LOCK.
         self._in_flight: deque[Task] = deque()
         self._waiters: list[tuple[int, Waiter]] = []
         self._next_seq = 1
@@ -146,7 +148,16 @@ class Stream:
             task.stream = self
             if self.state is StreamState.IDLE:
                 if task.kind is TaskKind.CALLBACK and not self._tasks:
-                    self._post_callback_locked(task)
+                    sub = self.subscription
+                    if sub is None or task.blocking:
+                        self._post_callback_locked(task)
+                        return
+                    # A NO_BLOCK callback on an idle stream: what _post_callback_locked does for it, inline.
+                    task.state = TaskState.POSTED
+                    if trace.recorder is not None:
+                        task.reached_ns = trace.now_ns()
+                    sub.queue.put(task)
+                    self._in_flight.append(task)
                     return
                 self._tasks.append(task)
                 self.advance_locked()
