@@ -39,6 +39,15 @@ def check(tmp_path: Path, program: Path, *args: str, **env: str) -> tuple[subpro
     return result, json.loads(report.read_text())["findings"] if report.exists() else []
 
 
+def only_finding(tmp_path: Path, program: Path, kind: str, *args: str, **env: str):
+    """Run ``program`` under check: it fails (exit 1) with exactly one finding, of ``kind``; that and the run."""
+    result, found = check(tmp_path, program, *args, **env)
+    assert result.returncode == 1, result.stdout + result.stderr
+    [finding] = found
+    assert finding["kind"] == kind
+    return finding, result
+
+
 def line_of(program: Path, text: str, after: int = 0) -> int:
     """The number of the first line (after line ``after``) that contains ``text``."""
     lines = program.read_text().splitlines()
@@ -63,20 +72,15 @@ def picture(tmp_path) -> Path:
 
 def test_leak_names_the_allocation(tmp_path):
     program = BUGGY / "leak_input_buffer.py"
-    result, found = check(tmp_path, program, str(DEMO_MODEL))
-    assert result.returncode == 1, result.stdout + result.stderr
-    [finding] = found
-    assert finding["kind"] == "leak" and finding["count"] == 1 and finding["size"] == 3 * 64 * 64 * 4
+    finding, result = only_finding(tmp_path, program, "leak", str(DEMO_MODEL))
+    assert finding["count"] == 1 and finding["size"] == 3 * 64 * 64 * 4
     assert lines(finding, program) == {"allocated": line_of(program, "# BUG")}
     assert result.stderr.count("openacl check: leak: 1 device memory allocation still alive at reset_device(0)") == 1
 
 
 def test_use_after_free_names_the_access_the_free_and_the_allocation(tmp_path):
     program = BUGGY / "use_after_free.py"
-    result, found = check(tmp_path, program)
-    assert result.returncode == 1, result.stdout + result.stderr
-    [finding] = found
-    assert finding["kind"] == "use-after-free"
+    finding, _ = only_finding(tmp_path, program, "use-after-free")
     assert lines(finding, program) == {
         "access": line_of(program, "# BUG"),
         "freed": line_of(program, "acl.rt.free(dev)"),
@@ -86,10 +90,7 @@ def test_use_after_free_names_the_access_the_free_and_the_allocation(tmp_path):
 
 def test_double_free_names_both_frees_and_the_allocation(tmp_path, picture):
     program = BUGGY / "double_free.py"
-    result, found = check(tmp_path, program, str(picture))
-    assert result.returncode == 1, result.stdout + result.stderr
-    [finding] = found
-    assert finding["kind"] == "double-free"
+    finding, _ = only_finding(tmp_path, program, "double-free", str(picture))
     assert lines(finding, program) == {
         "freed again": line_of(program, "acl.media.dvpp_free(ptr)"),
         "first freed": line_of(program, "acl.media.dvpp_free(in_dev)"),
@@ -99,11 +100,9 @@ def test_double_free_names_both_frees_and_the_allocation(tmp_path, picture):
 
 def test_overrun_of_the_vpc_sample_names_the_copy_and_the_allocation(tmp_path, picture):
     program = PROGRAMS / "vpc_jpeg_resize.py"
-    result, found = check(tmp_path, program, str(picture), str(tmp_path / "out.yuv"))
-    assert result.returncode == 1, result.stdout + result.stderr
+    finding, result = only_finding(tmp_path, program, "overrun", str(picture), str(tmp_path / "out.yuv"))
     assert "vpc sample passed" in result.stdout  # under check the copy is cut too: the program runs on
-    [finding] = found
-    assert finding["kind"] == "overrun" and finding["size"] == 512 * 384 * 3 // 2
+    assert finding["size"] == 512 * 384 * 3 // 2
     assert lines(finding, program) == {
         "access": line_of(program, "acl.rt.memcpy(in_dev, picture_size"),
         "allocated": line_of(program, "dvpp_malloc(in_size)", after=line_of(program, "def vpc_resize")),
@@ -217,10 +216,7 @@ def test_the_right_programs_and_examples_have_no_findings(tmp_path, picture):
 
 def test_race_names_the_read_and_the_task_it_races(tmp_path):
     program = BUGGY / "race_output_before_sync.py"
-    result, found = check(tmp_path, program, str(DEMO_MODEL))
-    assert result.returncode == 1, result.stdout + result.stderr
-    [finding] = found
-    assert finding["kind"] == "race"
+    finding, _ = only_finding(tmp_path, program, "race", str(DEMO_MODEL))
     assert "memcpy reads memory that execute_async of model 1 queued on stream" in finding["what"]
     assert lines(finding, program) == {
         "access": line_of(program, "# BUG"),
@@ -230,10 +226,7 @@ def test_race_names_the_read_and_the_task_it_races(tmp_path):
 
 def test_uninitialized_names_the_read_and_the_allocation(tmp_path):
     program = BUGGY / "uninitialized_input.py"
-    result, found = check(tmp_path, program, str(DEMO_MODEL))
-    assert result.returncode == 1, result.stdout + result.stderr
-    [finding] = found
-    assert finding["kind"] == "uninitialized"
+    finding, _ = only_finding(tmp_path, program, "uninitialized", str(DEMO_MODEL))
     assert finding["what"] == "input 0 of model 1 reads device memory that nothing wrote"
     assert lines(finding, program) == {
         "access": line_of(program, "# BUG"),
@@ -243,10 +236,7 @@ def test_uninitialized_names_the_read_and_the_allocation(tmp_path):
 
 def test_misuse_destroy_of_a_stream_the_host_never_synchronized(tmp_path):
     program = BUGGY / "destroy_unsynchronized_stream.py"
-    result, found = check(tmp_path, program)
-    assert result.returncode == 1, result.stdout + result.stderr
-    [finding] = found
-    assert finding["kind"] == "misuse"
+    finding, _ = only_finding(tmp_path, program, "misuse")
     assert "1 task(s) queued that the host never waited for (memcpy_async first)" in finding["what"]
     assert lines(finding, program) == {
         "access": line_of(program, "# BUG"),
@@ -256,11 +246,8 @@ def test_misuse_destroy_of_a_stream_the_host_never_synchronized(tmp_path):
 
 def test_misuse_a_callback_no_thread_will_run_is_found_at_synchronize(tmp_path):
     program = BUGGY / "callback_thread_stopped.py"
-    result, found = check(tmp_path, program)
-    assert result.returncode == 1, result.stdout + result.stderr
+    finding, result = only_finding(tmp_path, program, "misuse")
     assert "batches done: [0, 1]" in result.stdout  # the last batch's callback never ran
-    [finding] = found
-    assert finding["kind"] == "misuse"
     assert "1 callback(s) launched on stream" in finding["what"] and "exited without running them" in finding["what"]
     loop = line_of(program, "# BUG")
     assert lines(finding, program) == {
@@ -271,11 +258,8 @@ def test_misuse_a_callback_no_thread_will_run_is_found_at_synchronize(tmp_path):
 
 def test_misuse_a_stream_used_while_another_devices_context_is_current(tmp_path):
     program = BUGGY / "stream_of_other_device.py"
-    result, found = check(tmp_path, program)
-    assert result.returncode == 1, result.stdout + result.stderr
+    finding, result = only_finding(tmp_path, program, "misuse")
     assert "round trip equal: True" in result.stdout
-    [finding] = found
-    assert finding["kind"] == "misuse"
     assert "stream 2 of device 0 used while a context of device 1 is current" in finding["what"]
     assert lines(finding, program) == {
         "access": line_of(program, "ret = acl.rt.memcpy_async(first.buffer"),
@@ -313,10 +297,8 @@ def test_a_gepy_session_alive_at_exit_without_ge_finalize_is_a_leak_and_one_let_
 
 def test_race_between_two_streams_names_both_copies(tmp_path):
     program = BUGGY / "race_two_streams.py"
-    result, found = check(tmp_path, program)
-    assert result.returncode == 1, result.stdout + result.stderr
-    [finding] = found
-    assert finding["kind"] == "race" and finding["size"] == 4096
+    finding, _ = only_finding(tmp_path, program, "race")
+    assert finding["size"] == 4096
     assert "memcpy_async queued on stream" in finding["what"] and "reads memory that memcpy_async" in finding["what"]
     assert lines(finding, program) == {
         "access": line_of(program, "# BUG"),
@@ -332,10 +314,7 @@ def test_two_streams_ordered_by_events_run_clean(tmp_path):
 
 def test_race_of_a_vpc_output_read_before_synchronize(tmp_path):
     program = BUGGY / "race_vpc_output_before_sync.py"
-    result, found = check(tmp_path, program)
-    assert result.returncode == 1, result.stdout + result.stderr
-    [finding] = found
-    assert finding["kind"] == "race"
+    finding, _ = only_finding(tmp_path, program, "race")
     assert "memcpy reads memory that dvpp resize queued on stream" in finding["what"]
     assert lines(finding, program) == {
         "access": line_of(program, "# BUG"),
@@ -345,10 +324,7 @@ def test_race_of_a_vpc_output_read_before_synchronize(tmp_path):
 
 def test_uninitialized_operator_input_names_the_execute_and_the_allocation(tmp_path):
     program = BUGGY / "uninitialized_op_input.py"
-    result, found = check(tmp_path, program)
-    assert result.returncode == 1, result.stdout + result.stderr
-    [finding] = found
-    assert finding["kind"] == "uninitialized"
+    finding, _ = only_finding(tmp_path, program, "uninitialized")
     assert finding["what"] == "operator Add input 1 reads device memory that nothing wrote"
     assert lines(finding, program) == {
         "access": line_of(program, "# BUG"),
@@ -358,11 +334,9 @@ def test_uninitialized_operator_input_names_the_execute_and_the_allocation(tmp_p
 
 def test_overrun_of_a_decode_output_names_the_decode_and_the_allocation(tmp_path, picture):
     program = BUGGY / "overrun_jpegd_output.py"
-    result, found = check(tmp_path, program, str(picture))
-    assert result.returncode == 1, result.stdout + result.stderr
+    finding, result = only_finding(tmp_path, program, "overrun", str(picture))
     assert "failed ret=100000" in result.stdout  # refused as without check: a task's range must fit
-    [finding] = found
-    assert finding["kind"] == "overrun" and finding["what"].startswith("output picture runs ")
+    assert finding["what"].startswith("output picture runs ")
     assert lines(finding, program) == {
         "access": line_of(program, "# BUG"),
         "allocated": line_of(program, "out_dev, ret = acl.media.dvpp_malloc"),
@@ -371,10 +345,7 @@ def test_overrun_of_a_decode_output_names_the_decode_and_the_allocation(tmp_path
 
 def test_use_after_free_of_memory_a_callback_freed(tmp_path):
     program = BUGGY / "free_in_callback_then_read.py"
-    result, found = check(tmp_path, program)
-    assert result.returncode == 1, result.stdout + result.stderr
-    [finding] = found
-    assert finding["kind"] == "use-after-free"
+    finding, _ = only_finding(tmp_path, program, "use-after-free")
     assert lines(finding, program) == {
         "access": line_of(program, "# BUG"),
         "freed": line_of(program, "acl.rt.free(dev_ptr)"),  # in the callback, on the report thread
@@ -384,10 +355,7 @@ def test_use_after_free_of_memory_a_callback_freed(tmp_path):
 
 def test_use_after_free_of_memory_freed_while_a_copy_was_queued(tmp_path):
     program = BUGGY / "free_while_copy_queued.py"
-    result, found = check(tmp_path, program)
-    assert result.returncode == 1, result.stdout + result.stderr
-    [finding] = found
-    assert finding["kind"] == "use-after-free"
+    finding, _ = only_finding(tmp_path, program, "use-after-free")
     assert "memcpy_async queued on stream" in finding["what"]
     assert lines(finding, program) == {
         "access": line_of(program, "acl.rt.memcpy_async(dst"),
@@ -398,10 +366,8 @@ def test_use_after_free_of_memory_freed_while_a_copy_was_queued(tmp_path):
 
 def test_race_in_worker_threads_is_one_finding_at_the_workers_lines(tmp_path):
     program = BUGGY / "race_in_worker_thread.py"
-    result, found = check(tmp_path, program, str(DEMO_MODEL))
-    assert result.returncode == 1, result.stdout + result.stderr
-    [finding] = found
-    assert finding["kind"] == "race" and finding["count"] == 2  # one per worker thread, reported once
+    finding, result = only_finding(tmp_path, program, "race", str(DEMO_MODEL))
+    assert finding["count"] == 2  # one per worker thread, reported once
     assert lines(finding, program) == {
         "access": line_of(program, "# BUG"),
         "queued": line_of(program, "acl.mdl.execute_async(model_id"),
@@ -411,10 +377,7 @@ def test_race_in_worker_threads_is_one_finding_at_the_workers_lines(tmp_path):
 
 def test_double_free_after_realloc_names_the_old_buffer(tmp_path):
     program = BUGGY / "double_free_after_realloc.py"
-    result, found = check(tmp_path, program)
-    assert result.returncode == 1, result.stdout + result.stderr
-    [finding] = found
-    assert finding["kind"] == "double-free"
+    finding, _ = only_finding(tmp_path, program, "double-free")
     assert lines(finding, program) == {
         "freed again": line_of(program, "# BUG"),
         "first freed": line_of(program, "acl.rt.free(old)"),
@@ -425,10 +388,7 @@ def test_double_free_after_realloc_names_the_old_buffer(tmp_path):
 def test_sites_through_a_helper_class_name_the_helper_and_the_programs_line(tmp_path):
     program = BUGGY / "use_after_free_through_helper.py"
     helper = BUGGY / "device_buffer.py"
-    result, found = check(tmp_path, program)
-    assert result.returncode == 1, result.stdout + result.stderr
-    [finding] = found
-    assert finding["kind"] == "use-after-free"
+    finding, _ = only_finding(tmp_path, program, "use-after-free")
     sites = {
         label: [(Path(f["file"]).name, f["line"]) for f in frames[:2]] for label, frames in finding["sites"].items()
     }
