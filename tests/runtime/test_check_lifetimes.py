@@ -359,19 +359,6 @@ def test_each_kind_destroyed_is_clean(env, pair):
 # ----- GE sessions: the program's until close(), GEFinalize, or it lets go of them -----
 
 
-@pytest.fixture
-def checking():
-    checker.reset()
-    checker.take_findings()
-    checker.enable()
-    try:
-        yield
-    finally:
-        checker.enable(False)
-        checker.reset()
-        checker.take_findings()
-
-
 def _ge_session():
     from openacl import ge
 

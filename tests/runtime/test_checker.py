@@ -31,19 +31,6 @@ def site_lines(finding: checker.Finding) -> dict[str, int]:
 
 
 @pytest.fixture
-def checking():
-    checker.reset()
-    checker.take_findings()
-    checker.enable()
-    try:
-        yield
-    finally:
-        checker.enable(False)
-        checker.reset()
-        checker.take_findings()
-
-
-@pytest.fixture
 def ctx():
     assert acl.rt.set_device(0) == 0
     context, ret = acl.rt.create_context(0)
