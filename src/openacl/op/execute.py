@@ -68,18 +68,17 @@ def resolve_stream(handle: int) -> Stream:
     return _device.resolve(handle)
 
 
-def enqueue(stream: Stream, name: str, work: Callable[[], None], *, small: bool = False) -> None:
-    """Queue one operator's work on a stream, ordered with its copies, events and callbacks.
+def enqueue(stream: Stream, name: str, work: Callable[..., None], *args: object, small: bool = False) -> None:
+    """Queue one operator's work, ``work(*args)``, on a stream, ordered with its copies, events and callbacks.
 
     A ``small`` operator on an idle stream runs on the calling thread instead: handing it to an engine thread
     and waking the caller's ``synchronize`` costs more than the operator (tens of microseconds against a few).
-    The stream is busy with it meanwhile, so ordering and failures are as for any stream task.
+    The stream is busy with it meanwhile, so ordering and failures are as for any stream task; no task or
+    partial is built for it unless it is queued.
     """
-    task = work_task(name, work)
-    if small:
-        stream.run_here_if_idle(task)
-    else:
-        stream.enqueue(task)
+    if small and stream.run_here_if_idle(name, work, *args):
+        return
+    stream.enqueue(work_task(name, functools.partial(work, *args)))
 
 
 # ----- binding buffers -----
@@ -219,11 +218,8 @@ def _declare(plan: Plan, stream: Stream) -> tuple:
 
 
 def _queue(plan: Plan, pins: tuple[memory.Region, ...], stream: Stream) -> None:
-    if checker.enabled:
-        work = functools.partial(_run, plan, pins, _declare(plan, stream))
-    else:
-        work = functools.partial(_run, plan, pins)
-    enqueue(stream, plan.name, work, small=plan.moved <= INLINE_LIMIT)
+    at = _declare(plan, stream) if checker.enabled else None
+    enqueue(stream, plan.name, _run, plan, pins, at, small=plan.moved <= INLINE_LIMIT)
 
 
 def _descs(handles: list[int]) -> list[TensorDesc]:

@@ -20,6 +20,7 @@ Guarantees:
 from __future__ import annotations
 
 import logging
+import threading
 from collections import deque
 from collections.abc import Callable
 from typing import Protocol
@@ -172,18 +173,25 @@ class Stream:
         else:
             self._tasks.append(task)
 
-    def run_here_if_idle(self, task: Task) -> bool:
-        """Run a WORK task on the calling thread if the stream has nothing queued or running, else enqueue it.
+    def run_here_if_idle(self, name: str, work: Callable[..., None], *args: object) -> bool:
+        """Run ``work(*args)`` on the calling thread, as a WORK task of the stream, if the stream has nothing
+        queued or running; else do nothing and return False (the caller enqueues the work as usual).
 
         For work that costs less than handing it to an engine thread (a single operator on a small tensor).
-        While it runs the stream is RUNNING with the task as ``_busy``, just as when an engine thread runs it:
-        tasks enqueued meanwhile queue behind it, ``synchronize`` waits for it, and a failure is the stream's.
-        Returns True if it ran here.
+        While it runs the stream is RUNNING with the task as ``_busy``, marked so under LOCK before the work
+        starts, just as when an engine thread runs it: tasks enqueued meanwhile by any thread queue behind it,
+        ``synchronize`` waits for it, and a failure is the stream's (logged, the failure hooks, the next
+        synchronize), reported exactly as from an engine thread. The task never holds the work: the caller's
+        references to it (and to whatever it holds) go on the caller's thread, with no lock held, so nothing is
+        buried. Two LOCK holds in all, each with nothing to defer on success (the hot path of small operators).
         """
-        with _lock.locked:
-            self.check_open_locked()
-            here = self.state is StreamState.IDLE and not self._tasks
-            if here:
+        task = Task(TaskKind.WORK, name)
+        task.thread = threading.get_ident()
+        if not LOCK.acquire(False):
+            _lock.acquire()
+        try:
+            here = self.state is StreamState.IDLE and not self._tasks and not self.destroyed
+            if here and not self.engine.stopped:
                 task.seq = self._next_seq
                 self._next_seq += 1
                 task.stream = self
@@ -191,14 +199,40 @@ class Stream:
                 self.state = StreamState.RUNNING
                 self._busy = task
             else:
-                self.enqueue_locked(task)  # behind whatever is queued or running now, as any enqueue
+                here = False
+        finally:
+            if _lock.SOON or _lock.DEFERRED:
+                _lock.release()
+            else:
+                LOCK.release()
         if not here:
             return False
-        failure = self._work(task)
-        with _lock.locked:  # one hold for the task's end and the stream's: a lock round less per small operator
-            self._finished_locked(task, failure)
-            self.state = StreamState.IDLE
-            self.advance_locked()  # what was enqueued meanwhile: passed, or handed to the engine
+        start = trace.now_ns() if trace.recorder is not None else 0
+        failure: BaseException | None = None
+        try:
+            work(*args)
+        except BaseException as exc:  # as on an engine thread: the stream's failure, never the caller's exception
+            failure = _kept(exc)
+        if trace.recorder is not None:
+            tracing.work(task, start)
+        if not LOCK.acquire(False):
+            _lock.acquire()
+        try:
+            if failure is None and not self._tasks and not self._waiters:
+                # What _finished_locked and advance_locked do for a task without payload or waiters, when
+                # nothing was enqueued meanwhile and nobody waits: the stream is idle again.
+                self._busy = None
+                task.state = TaskState.DONE
+                self.state = StreamState.IDLE
+            else:
+                self._finished_locked(task, failure)
+                self.state = StreamState.IDLE
+                self.advance_locked()  # what was enqueued meanwhile: passed, or handed to the engine
+        finally:
+            if _lock.SOON or _lock.DEFERRED:
+                _lock.release()
+            else:
+                LOCK.release()
         return True
 
     # ----- advancing (LOCK held) -----
@@ -315,12 +349,7 @@ class Stream:
         try:
             task.work()
         except BaseException as exc:  # an engine thread must survive anything a task raises
-            failure = exc
-            if isinstance(exc, AclError):
-                # Kept for the next synchronize (and by log records): its code and message, not the failed
-                # work's frames, which hold what the task holds (a GE-PY run's outputs) for as long as it is kept.
-                failure = exc.with_traceback(None)
-                failure.__context__ = failure.__cause__ = None
+            failure = _kept(exc)
         if trace.recorder is not None:
             tracing.work(task, start)
         return failure
@@ -481,6 +510,25 @@ class Stream:
         Raises 507046 on timeout, and the first failure of a WORK task since the last synchronize. Inside one
         of the stream's own callbacks (or anything that waits for one), 200001 instead of a deadlock.
         """
+        if trace.recorder is None and LOCK.acquire(False):
+            # Caught up already (the common case after a small operator ran on the calling thread): one try of
+            # LOCK instead of a wait. Not lock-free: "caught up" reads several fields (queue, busy task, callbacks
+            # in flight, sequence numbers) that a holder changes one after another, so only under LOCK are they
+            # seen together; a failure is taken out under it as in the wait's path.
+            failure = None
+            done = self.done_through_locked() >= self._next_seq - 1
+            if done:
+                failure, self.failure = self.failure, None
+            if _lock.SOON or _lock.DEFERRED:
+                _lock.release()
+            else:
+                LOCK.release()
+            if done:
+                if checker.enabled:
+                    checker.on_host_ordered(self)
+                if failure is not None:
+                    raise failure
+                return
         begin = trace.now_ns() if trace.recorder is not None else 0
         done = wait(lambda: [StreamDone(self, self._next_seq - 1)], timeout)
         if trace.recorder is not None:
@@ -548,3 +596,13 @@ class Stream:
                 "enqueued": self._next_seq - 1,
                 "done_through": self.done_through_locked(),
             }
+
+
+def _kept(exc: BaseException) -> BaseException:
+    """What a failed WORK task leaves for the next synchronize (and log records): an AclError's code and
+    message, not the failed work's frames, which hold what the task holds (a GE-PY run's outputs) for as long
+    as it is kept."""
+    if isinstance(exc, AclError):
+        exc = exc.with_traceback(None)
+        exc.__context__ = exc.__cause__ = None
+    return exc
