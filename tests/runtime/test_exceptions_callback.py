@@ -84,7 +84,7 @@ def test_regression_work_run_on_the_calling_thread_reports_as_from_an_engine(ctx
         raise RuntimeError("boom")
 
     if where == "calling_thread":
-        assert s.run_here_if_idle("failing", work) is True
+        assert s.run_here_if_idle("failing", work, ()) is True
     else:
         s.enqueue(work_task("failing", work))
     assert acl.rt.synchronize_stream(stream) == AclCode.ACL_ERROR_RT_INTERNAL_ERROR

@@ -31,6 +31,7 @@ from openacl.runtime import memory
 CAPACITY = 256  # plans kept; past it the oldest made goes (a program making new handles per call churns here)
 
 _version = operator.attrgetter("version")
+_deref = weakref.ref.__call__  # map(_deref, refs): the referents, without a generator's frame per call
 
 
 @dataclass(frozen=True, eq=False)
@@ -53,8 +54,8 @@ class Plan:
     compiled: CompiledOp
     inputs: tuple[int, ...]  # per feed: the address onnxruntime reads
     outputs: tuple[Output, ...]
-    objects: tuple[object, ...]  # the descs, attr and buffers the call named ...
-    versions: list[int]  # ... and their stamps, read before their contents
+    objects: tuple[object, ...]  # the descs, attr and buffers the call named, each once ...
+    versions: list[int]  # ... and their stamps, read before their contents (the first read of each)
     generation: int  # memory.space.generation before the memory was checked
     refs: tuple[weakref.ref, ...]  # per feed, then per output: the region its bytes lie in
     name: str = field(init=False)
@@ -62,6 +63,7 @@ class Plan:
     reads: tuple[tuple[int, int], ...] = field(init=False)
     writes: tuple[tuple[int, int], ...] = field(init=False)
     moved: int = field(init=False)  # bytes in and out: what decides whether it may run on the calling thread
+    copies: bool = field(init=False)  # whether an output is copied after the run (not written in place)
 
     def __post_init__(self) -> None:
         self.name = f"op:{self.compiled.op_type}"
@@ -69,6 +71,7 @@ class Plan:
         self.reads = tuple((addr, feed.nbytes) for addr, feed in zip(self.inputs, self.compiled.feeds, strict=True))
         self.writes = tuple((out.addr, out.need) for out in self.outputs)
         self.moved = self.compiled.input_bytes + sum(out.size for out in self.outputs)
+        self.copies = None in self.direct
 
     def current(self) -> bool:
         """Whether nothing the plan was worked out from has changed since."""
@@ -76,7 +79,7 @@ class Plan:
 
     def pins(self) -> tuple[memory.Region, ...] | None:
         """Strong references to the plan's regions, for one call's task; None if one is gone."""
-        pins = tuple(ref() for ref in self.refs)
+        pins = tuple(map(_deref, self.refs))
         return None if None in pins else pins  # type: ignore[return-value]
 
 
@@ -99,7 +102,7 @@ class PlanCache:
             or list(map(_version, plan.objects)) != plan.versions
         ):
             return None
-        pins = tuple(ref() for ref in plan.refs)
+        pins = tuple(map(_deref, plan.refs))
         return None if None in pins else (plan, pins)  # type: ignore[return-value]
 
     def put(self, key: Hashable, plan: Plan) -> None:

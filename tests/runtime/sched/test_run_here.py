@@ -16,7 +16,7 @@ from openacl.runtime.sched.task import work_task
 def test_idle_stream_runs_the_work_here(stream):
     s = stream_mod.resolve(stream)
     ran = []
-    assert s.run_here_if_idle("here", lambda *args: ran.append((threading.current_thread(), args)), 1, 2) is True
+    assert s.run_here_if_idle("here", lambda *args: ran.append((threading.current_thread(), args)), (1, 2)) is True
     assert ran == [(threading.current_thread(), (1, 2))]
     assert s.query() == ACL_STREAM_STATUS_COMPLETE
     assert s.statistics()["enqueued"] == s.statistics()["done_through"] == 1  # a task of the stream's order
@@ -26,7 +26,7 @@ def test_busy_stream_leaves_the_work_to_the_caller(stream):
     s = stream_mod.resolve(stream)
     gate, order = threading.Event(), []
     s.enqueue(work_task("gate", lambda: (gate.wait(10), order.append("gate"))))
-    assert s.run_here_if_idle("second", order.append, "second") is False
+    assert s.run_here_if_idle("second", order.append, ("second",)) is False
     gate.set()
     s.synchronize()
     assert order == ["gate"]  # not run, not queued: the caller enqueues it
@@ -37,7 +37,7 @@ def test_a_destroyed_stream_runs_nothing_here(stream):
     ran = []
     s.destroyed = True
     try:
-        assert s.run_here_if_idle("here", ran.append, 1) is False
+        assert s.run_here_if_idle("here", ran.append, (1,)) is False
         with pytest.raises(AclError):  # the caller's enqueue then refuses it with the stream's code
             s.enqueue(work_task("after", lambda: None))
     finally:
@@ -55,11 +55,11 @@ def test_work_enqueued_while_it_runs_here_waits_behind_it(stream):
         release.wait(10)
         order.append("here")
 
-    runner = threading.Thread(target=lambda: s.run_here_if_idle("here", slow))
+    runner = threading.Thread(target=lambda: s.run_here_if_idle("here", slow, ()))
     runner.start()
     assert started.wait(10)
     assert s.state is StreamState.RUNNING
-    assert s.run_here_if_idle("not here", order.append, "not here") is False  # busy: a second caller queues
+    assert s.run_here_if_idle("not here", order.append, ("not here",)) is False  # busy: a second caller queues
     s.enqueue(work_task("after", lambda: order.append("after")))
     done = threading.Event()
     waiter = threading.Thread(target=lambda: (s.synchronize(), done.set()))
@@ -77,7 +77,7 @@ def test_a_failure_here_is_the_streams(stream):
     def fail() -> None:
         raise RuntimeError("boom")
 
-    assert s.run_here_if_idle("fails", fail) is True
+    assert s.run_here_if_idle("fails", fail, ()) is True
     with pytest.raises(AclError) as raised:
         s.synchronize()
     assert raised.value.code == AclCode.ACL_ERROR_RT_INTERNAL_ERROR
@@ -91,7 +91,7 @@ def test_regression_idle_synchronize_reports_a_failure_once(stream):
     def fail() -> None:
         raise AclError(AclCode.ACL_ERROR_FAILURE, "boom")
 
-    assert s.run_here_if_idle("fails", fail) is True
+    assert s.run_here_if_idle("fails", fail, ()) is True
     assert s.query() == ACL_STREAM_STATUS_COMPLETE
     with pytest.raises(AclError) as raised:
         s.synchronize()  # idle already: the fast path raises it

@@ -20,7 +20,7 @@ Guarantees:
 from __future__ import annotations
 
 import logging
-import threading
+from _thread import get_ident as _get_ident
 from collections import deque
 from collections.abc import Callable
 from typing import Protocol
@@ -72,6 +72,7 @@ class Stream:
     __slots__ = (
         "__weakref__",
         "_busy",
+        "_here",
         "_in_flight",
         "_next_seq",
         "_tasks",
@@ -108,6 +109,7 @@ class Stream:
         # Invariant: _busy is the task the stream is waiting on (a running WORK task, an outstanding BLOCK
         # callback or an unsatisfied event wait); it is set exactly when state is RUNNING-with-work or HELD.
         self._busy: Task | None = None
+        self._here: Task | None = None  # the task of work run on the caller's thread (``run_here_if_idle``)
         # NO_BLOCK callbacks that were posted and have not finished, in posting order.
         self._in_flight: deque[Task] = deque()
         self._waiters: list[tuple[int, Waiter]] = []
@@ -173,7 +175,7 @@ class Stream:
         else:
             self._tasks.append(task)
 
-    def run_here_if_idle(self, name: str, work: Callable[..., None], *args: object) -> bool:
+    def run_here_if_idle(self, name: str, work: Callable[..., None], args: tuple) -> bool:
         """Run ``work(*args)`` on the calling thread, as a WORK task of the stream, if the stream has nothing
         queued or running; else do nothing and return False (the caller enqueues the work as usual).
 
@@ -184,32 +186,36 @@ class Stream:
         synchronize), reported exactly as from an engine thread. The task never holds the work: the caller's
         references to it (and to whatever it holds) go on the caller's thread, with no lock held, so nothing is
         buried. Two LOCK holds in all, each with nothing to defer on success (the hot path of small operators).
+
+        Invariant: the task is the stream's own, made once (``_here``) and renewed under LOCK by each run here.
+        It holds no payload, and nothing keeps it past its run: ``_busy`` lets go of it when the run ends, the
+        failure hooks and the trace read it at once, and one stream runs one task at a time, so no two runs here
+        share it at once (a second caller finds the stream RUNNING and enqueues a task of its own).
         """
-        task = Task(TaskKind.WORK, name)
-        task.thread = threading.get_ident()
         if not LOCK.acquire(False):
             _lock.acquire()
-        try:
-            here = self.state is StreamState.IDLE and not self._tasks and not self.destroyed
-            if here and not self.engine.stopped:
+        try:  # this hold only reads and sets fields: it defers nothing, so LOCK is released as it is
+            here = self.state is StreamState.IDLE and not self._tasks and not self.destroyed and not self.engine.stopped
+            if here:
+                task = self._here
+                if task is None:
+                    task = self._here = Task(TaskKind.WORK, name)
+                task.name = name
+                task.thread = _get_ident()
                 task.seq = self._next_seq
                 self._next_seq += 1
                 task.stream = self
                 task.state = TaskState.RUNNING
                 self.state = StreamState.RUNNING
                 self._busy = task
-            else:
-                here = False
-        finally:
-            if _lock.SOON or _lock.DEFERRED:
-                _lock.release()
-            else:
-                LOCK.release()
+        finally:  # (a KeyboardInterrupt between two lines must not leave LOCK held)
+            LOCK.release()
         if not here:
             return False
-        start = trace.now_ns() if trace.recorder is not None else 0
         failure: BaseException | None = None
         try:
+            recorder = trace.recorder
+            start = trace.now_ns() if recorder is not None else 0
             work(*args)
         except BaseException as exc:  # as on an engine thread: the stream's failure, never the caller's exception
             failure = _kept(exc)
@@ -220,15 +226,15 @@ class Stream:
         try:
             if failure is None and not self._tasks and not self._waiters:
                 # What _finished_locked and advance_locked do for a task without payload or waiters, when
-                # nothing was enqueued meanwhile and nobody waits: the stream is idle again.
+                # nothing was enqueued meanwhile and nobody waits: the stream is idle again. Nothing deferred.
                 self._busy = None
                 task.state = TaskState.DONE
                 self.state = StreamState.IDLE
-            else:
-                self._finished_locked(task, failure)
-                self.state = StreamState.IDLE
-                self.advance_locked()  # what was enqueued meanwhile: passed, or handed to the engine
-        finally:
+                return True
+            self._finished_locked(task, failure)
+            self.state = StreamState.IDLE
+            self.advance_locked()  # what was enqueued meanwhile: passed, or handed to the engine
+        finally:  # the log line, the failure's references, an engine hand-off: run after LOCK is released
             if _lock.SOON or _lock.DEFERRED:
                 _lock.release()
             else:
