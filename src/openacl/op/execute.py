@@ -38,7 +38,7 @@ from openacl.op import tensor_desc as _desc
 from openacl.op.compiled import CompiledOp, cache, infer
 from openacl.op.plan import Output, Plan, plans
 from openacl.op.tensor_desc import ACL_MEMTYPE_DEVICE, TensorDesc
-from openacl.runtime import checker, memory
+from openacl.runtime import checker, memory, versions
 from openacl.runtime import device as _device
 from openacl.runtime.buffers import DataBuffer, data_buffers
 from openacl.runtime.handles import HandleTable
@@ -131,10 +131,12 @@ def bind(
     out_descs: list[TensorDesc],
     out_bufs: list[int],
     seen: list | None = None,
+    epoch: int = -1,
 ) -> tuple[Plan, tuple[memory.Region, ...]]:
     """Check every buffer of one call; rewrite dynamic output descs with the real shapes. Returns the call's plan
     and its pins. ``seen``: the call's descs and attr with their stamps, read before anything of them was; the
-    buffers' are added (a plan made without them is only for this call)."""
+    buffers' are added (a plan made without them is only for this call). ``epoch``: ``versions.epoch`` read
+    before any of those stamps."""
     seen = [] if seen is None else seen
     generation = memory.space.generation  # before any memory is looked at: a change meanwhile makes it stale
     addrs, regions = _bind_inputs(compiled, in_descs, in_bufs, seen)
@@ -172,6 +174,7 @@ def bind(
         [version for _, version in first.values()],
         generation,
         tuple(weakref.ref(region) for region in regions),
+        epoch,
     )
     return plan, tuple(regions)
 
@@ -207,14 +210,14 @@ def _run(plan: Plan, pins: tuple[memory.Region, ...], at: tuple | None = None) -
     if checker.enabled or memory.space.generation != plan.generation:
         outs = pins[len(plan.inputs) :]
         live = _check_direct(plan, outs)
-        copies = plan.compiled.run_into(plan.inputs, plan.direct)
+        copies = plan.compiled.run_into(plan.buffers)
         if plan.copies:
             _copy_out(plan, copies, outs)
         del live  # held until onnxruntime wrote in place
     elif plan.copies:
-        _copy_out(plan, plan.compiled.run_into(plan.inputs, plan.direct), pins[len(plan.inputs) :])
+        _copy_out(plan, plan.compiled.run_into(plan.buffers), pins[len(plan.inputs) :])
     else:  # the steady state: every output in place, into memory as the plan checked it
-        plan.compiled.run_into(plan.inputs, plan.direct)
+        plan.compiled.run_into(plan.buffers)
 
 
 def _declare(plan: Plan, stream: Stream) -> tuple:
@@ -277,12 +280,13 @@ def execute(
             enqueue(stream, plan.name, _run, plan, pins, None, small=plan.moved <= INLINE_LIMIT)
         return
     _check_lengths(in_desc_handles, in_bufs, out_desc_handles, out_bufs)
+    epoch = versions.epoch  # before any stamp (versions)
     in_descs, out_descs = _descs(in_desc_handles), _descs(out_desc_handles)
     attr = _attr.get(attr_handle)
     seen = [(obj, obj.version) for obj in (*in_descs, *out_descs, attr)]  # stamps first, then contents
     stream = resolve_stream(stream_handle)
     compiled = cache.get(op_type, in_descs, out_descs, attr)
-    plan, pins = bind(compiled, in_descs, in_bufs, out_descs, out_bufs, seen)
+    plan, pins = bind(compiled, in_descs, in_bufs, out_descs, out_bufs, seen, epoch)
     plans.put(key, plan)
     _queue(plan, pins, stream)
 

@@ -522,7 +522,7 @@ class Stream:
             # in flight, sequence numbers) that a holder changes one after another, so only under LOCK are they
             # seen together; a failure is taken out under it as in the wait's path.
             failure = None
-            done = self.done_through_locked() >= self._next_seq - 1
+            done = not self._tasks and self._busy is None and not self._in_flight  # done_through_locked, caught up
             if done:
                 failure, self.failure = self.failure, None
             if _lock.SOON or _lock.DEFERRED:
