@@ -67,7 +67,7 @@ INLINE_LIMIT = _inline_limit()
 resolve_stream: Callable[[int], Stream] = _device.resolve
 
 
-def enqueue(stream: Stream, name: str, work: Callable[..., None], *args: object, small: bool = False) -> None:
+def enqueue(stream: Stream, name: str, work: Callable[..., None], args: tuple, small: bool) -> None:
     """Queue one operator's work, ``work(*args)``, on a stream, ordered with its copies, events and callbacks.
 
     A ``small`` operator on an idle stream runs on the calling thread instead: handing it to an engine thread
@@ -228,7 +228,7 @@ def _declare(plan: Plan, stream: Stream) -> tuple:
 
 def _queue(plan: Plan, pins: tuple[memory.Region, ...], stream: Stream) -> None:
     at = _declare(plan, stream) if checker.enabled else None
-    enqueue(stream, plan.name, _run, plan, pins, at, small=plan.moved <= INLINE_LIMIT)
+    enqueue(stream, plan.name, _run, (plan, pins, at), plan.moved <= INLINE_LIMIT)
 
 
 def _descs(handles: list[int]) -> list[TensorDesc]:
@@ -277,7 +277,7 @@ def execute(
         if checker.enabled:
             _queue(plan, pins, stream)
         else:  # what _queue does when not checking, one call less (every repeated call's path)
-            enqueue(stream, plan.name, _run, plan, pins, None, small=plan.moved <= INLINE_LIMIT)
+            enqueue(stream, plan.name, _run, (plan, pins, None), plan.moved <= INLINE_LIMIT)
         return
     _check_lengths(in_desc_handles, in_bufs, out_desc_handles, out_bufs)
     epoch = versions.epoch  # before any stamp (versions)

@@ -102,3 +102,40 @@ def test_regression_idle_synchronize_reports_a_failure_once(stream):
         s.synchronize()
     assert raised.value.code == AclCode.ACL_ERROR_FAILURE
     s.synchronize()
+
+
+def test_synchronize_after_work_here_still_waits_for_work_enqueued_since(stream):
+    """A stream caught up after work run here is synchronized without LOCK only while nothing was enqueued since."""
+    s = stream_mod.resolve(stream)
+    assert s.run_here_if_idle("here", lambda: None, ()) is True
+    s.synchronize()  # caught up: returns at once
+    gate, done = threading.Event(), threading.Event()
+    other = threading.Thread(target=lambda: s.enqueue(work_task("gate", lambda: gate.wait(10))))
+    other.start()
+    other.join(10)
+    waiter = threading.Thread(target=lambda: (s.synchronize(), done.set()))
+    waiter.start()
+    assert not done.wait(0.05)  # the other thread's task holds it
+    gate.set()
+    waiter.join(10)
+    assert done.is_set()
+
+
+def test_regression_a_failure_left_before_work_here_is_still_reported(stream):
+    """Work run here that succeeds does not hide a failure an earlier task left for the next synchronize."""
+    s = stream_mod.resolve(stream)
+
+    def fail() -> None:
+        raise AclError(AclCode.ACL_ERROR_FAILURE, "boom")
+
+    gate = threading.Event()
+    s.enqueue(work_task("gate", lambda: gate.wait(10)))
+    s.enqueue(work_task("fails", fail))
+    gate.set()
+    while s.query() != ACL_STREAM_STATUS_COMPLETE or s.state is not StreamState.IDLE:
+        threading.Event().wait(0.001)
+    assert s.run_here_if_idle("here", lambda: None, ()) is True
+    with pytest.raises(AclError) as raised:
+        s.synchronize()
+    assert raised.value.code == AclCode.ACL_ERROR_FAILURE
+    s.synchronize()

@@ -64,6 +64,11 @@ class StreamState:
     HELD = "held"  # waiting for a BLOCK callback to return or an event to complete
 
 
+# The states the hot paths set and test, as module constants (a global is read faster than a class attribute).
+_IDLE, _RUNNING = StreamState.IDLE, StreamState.RUNNING
+_TASK_RUNNING, _TASK_DONE = TaskState.RUNNING, TaskState.DONE
+
+
 class Stream:
     """An ordered queue of tasks on one device."""
 
@@ -72,6 +77,7 @@ class Stream:
     __slots__ = (
         "__weakref__",
         "_busy",
+        "_caught_up",
         "_here",
         "_in_flight",
         "_next_seq",
@@ -110,6 +116,11 @@ class Stream:
         # callback or an unsatisfied event wait); it is set exactly when state is RUNNING-with-work or HELD.
         self._busy: Task | None = None
         self._here: Task | None = None  # the task of work run on the caller's thread (``run_here_if_idle``)
+        # Invariant: when ``_caught_up == _next_seq``, every task enqueued so far has finished. Set (under LOCK)
+        # only where that holds: the end of work run here with nothing queued, busy or in flight. Every enqueue
+        # moves ``_next_seq`` on, which only grows, so a value that was true stays equal exactly as long as it
+        # stays true: ``synchronize`` may read the two fields without LOCK (see there).
+        self._caught_up = 0
         # NO_BLOCK callbacks that were posted and have not finished, in posting order.
         self._in_flight: deque[Task] = deque()
         self._waiters: list[tuple[int, Waiter]] = []
@@ -195,7 +206,7 @@ class Stream:
         if not LOCK.acquire(False):
             _lock.acquire()
         try:  # this hold only reads and sets fields: it defers nothing, so LOCK is released as it is
-            here = self.state is StreamState.IDLE and not self._tasks and not self.destroyed and not self.engine.stopped
+            here = self.state is _IDLE and not self._tasks and not self.destroyed and not self.engine.stopped
             if here:
                 task = self._here
                 if task is None:
@@ -205,8 +216,8 @@ class Stream:
                 task.seq = self._next_seq
                 self._next_seq += 1
                 task.stream = self
-                task.state = TaskState.RUNNING
-                self.state = StreamState.RUNNING
+                task.state = _TASK_RUNNING
+                self.state = _RUNNING
                 self._busy = task
         finally:  # (a KeyboardInterrupt between two lines must not leave LOCK held)
             LOCK.release()
@@ -228,8 +239,10 @@ class Stream:
                 # What _finished_locked and advance_locked do for a task without payload or waiters, when
                 # nothing was enqueued meanwhile and nobody waits: the stream is idle again. Nothing deferred.
                 self._busy = None
-                task.state = TaskState.DONE
-                self.state = StreamState.IDLE
+                task.state = _TASK_DONE
+                self.state = _IDLE
+                if not self._in_flight:
+                    self._caught_up = self._next_seq
                 return True
             self._finished_locked(task, failure)
             self.state = StreamState.IDLE
@@ -516,18 +529,25 @@ class Stream:
         Raises 507046 on timeout, and the first failure of a WORK task since the last synchronize. Inside one
         of the stream's own callbacks (or anything that waits for one), 200001 instead of a deadlock.
         """
+        if self._caught_up == self._next_seq and self.failure is None and trace.recorder is None:
+            # Caught up since the last work run here, no failure to report: no lock. The two sequence fields are
+            # read one after the other, each whole (the GIL); ``_caught_up`` was set equal to ``_next_seq`` when
+            # everything enqueued had finished, and any enqueue since would have moved ``_next_seq`` on for good.
+            # A failure a racing synchronize takes out meanwhile is reported once, by that one.
+            if checker.enabled:
+                checker.on_host_ordered(self)
+            return
         if trace.recorder is None and LOCK.acquire(False):
             # Caught up already (the common case after a small operator ran on the calling thread): one try of
             # LOCK instead of a wait. Not lock-free: "caught up" reads several fields (queue, busy task, callbacks
             # in flight, sequence numbers) that a holder changes one after another, so only under LOCK are they
             # seen together; a failure is taken out under it as in the wait's path.
-            failure = None
-            done = not self._tasks and self._busy is None and not self._in_flight  # done_through_locked, caught up
-            if done:
-                failure, self.failure = self.failure, None
-            if _lock.SOON or _lock.DEFERRED:
-                _lock.release()
-            else:
+            try:  # this hold only reads and moves fields: it defers nothing, so LOCK is released as it is
+                failure = None
+                done = not self._tasks and self._busy is None and not self._in_flight  # done_through_locked: caught up
+                if done:
+                    failure, self.failure = self.failure, None
+            finally:
                 LOCK.release()
             if done:
                 if checker.enabled:
