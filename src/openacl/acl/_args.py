@@ -313,23 +313,6 @@ def handle_list(value: object, qualname: str, what: str) -> list[int]:
     return [item & _U64 for item in value]
 
 
-def handle_lists(qualname: str, names: tuple[str, ...], *values: object) -> tuple[list[int], ...]:
-    """``handle_list`` of several arguments in one call (``names``: theirs, for the error): acl.op.execute_v2's
-    four lists, every call."""
-    for value in values:  # the common call: lists of plain handles, returned as they are
-        if type(value) is not list:
-            break
-        for item in value:
-            if type(item) is not int or not 0 <= item <= _U64:
-                break
-        else:
-            continue
-        break
-    else:
-        return values  # type: ignore[return-value]
-    return tuple(handle_list(value, qualname, name) for value, name in zip(values, names, strict=True))
-
-
 def int_list(value: object, qualname: str, what: str) -> list[int]:
     """A ``list`` of ints (dims, shape ranges' bounds): anything else is pyACL's parse TypeError."""
     if not isinstance(value, list) or not all(

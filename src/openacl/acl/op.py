@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from openacl.acl._args import BARE, VALUE, ArgumentTypeError, api, handle_list, handle_lists, warn
+from openacl.acl._args import BARE, VALUE, ArgumentTypeError, api, handle_list, warn
 from openacl.op import attr as _attr
 from openacl.op import execute as _execute
 from openacl.op import model_dir as _model_dir
@@ -162,14 +162,18 @@ def _lists(qualname: str, **lists: object) -> list[list[int]]:
     return [handle_list(value, qualname, name) for name, value in lists.items()]
 
 
-_EXECUTE_LISTS = ("input_desc", "inputs", "output_desc", "outputs")
-
-
 @api("sOOOOkk")
 def execute_v2(op_type, input_desc, inputs, output_desc, outputs, attr, stream):
-    # the hot call: its four lists checked in one call, with no keyword dict in between
-    lists = handle_lists("acl.op.execute_v2", _EXECUTE_LISTS, input_desc, inputs, output_desc, outputs)
-    _execute.execute(op_type, *lists, attr, stream)
+    q = "acl.op.execute_v2"  # the hot call: its lists checked one by one, with no keyword dict in between
+    _execute.execute(
+        op_type,
+        handle_list(input_desc, q, "input_desc"),
+        handle_list(inputs, q, "inputs"),
+        handle_list(output_desc, q, "output_desc"),
+        handle_list(outputs, q, "outputs"),
+        attr,
+        stream,
+    )
 
 
 @api("sOOOOkk")
