@@ -258,17 +258,8 @@ def execute(
     A call whose handles and everything behind them are as in an earlier call takes that call's plan (``plan``):
     what is left to do is the stream (resolved per call) and the queueing. Any other call is worked out and
     checked in full, and leaves its plan for the next."""
-    key = (
-        op_type,
-        attr_handle,
-        len(in_desc_handles),
-        len(in_bufs),
-        len(out_desc_handles),
-        *in_desc_handles,
-        *in_bufs,
-        *out_desc_handles,
-        *out_bufs,
-    )
+    # The handles, each list closed by None (never a handle): lists of other lengths make other keys.
+    key = (op_type, attr_handle, *in_desc_handles, None, *in_bufs, None, *out_desc_handles, None, *out_bufs)
     found = plans.take(key)
     if found is not None:
         cache.note_hit()

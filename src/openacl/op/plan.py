@@ -33,7 +33,7 @@ from openacl.runtime import memory, versions
 CAPACITY = 256  # plans kept; past it the oldest made goes (a program making new handles per call churns here)
 
 _version = operator.attrgetter("version")
-_deref = weakref.ref.__call__  # map(_deref, refs): the referents, without a generator's frame per call
+_call = operator.call  # (*map(_call, refs),): the referents, with no generator frame nor slot wrapper per call
 
 
 @dataclass(frozen=True, eq=False)
@@ -91,7 +91,7 @@ class Plan:
 
     def pins(self) -> tuple[memory.Region, ...] | None:
         """Strong references to the plan's regions, for one call's task; None if one is gone."""
-        pins = tuple(map(_deref, self.refs))
+        pins = (*map(_call, self.refs),)
         return None if None in pins else pins  # type: ignore[return-value]
 
 
@@ -115,7 +115,7 @@ class PlanCache:
             if list(map(_version, plan.objects)) != plan.versions:
                 return None
             plan.epoch = epoch  # two threads may race here: either value was read before an equal look
-        pins = tuple(map(_deref, plan.refs))
+        pins = (*map(_call, plan.refs),)
         return None if None in pins else (plan, pins)  # type: ignore[return-value]
 
     def put(self, key: Hashable, plan: Plan) -> None:
