@@ -224,13 +224,12 @@ class Stream:
         if not here:
             return False
         failure: BaseException | None = None
+        start = trace.now_ns() if trace.recorder is not None else 0
         try:
-            recorder = trace.recorder
-            start = trace.now_ns() if recorder is not None else 0
             work(*args)
         except BaseException as exc:  # as on an engine thread: the stream's failure, never the caller's exception
             failure = _kept(exc)
-        if trace.recorder is not None:
+        if start and trace.recorder is not None:
             tracing.work(task, start)
         if not LOCK.acquire(False):
             _lock.acquire()
