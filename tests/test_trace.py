@@ -270,6 +270,19 @@ def test_in_memory_recording_and_stop(stream):
     check_trace(rec.chrome_events())
 
 
+def test_work_run_on_the_calling_thread_is_a_task_span(stream):
+    """Work a small operator runs here (``run_here_if_idle``) is traced as a task of its stream, and the
+    synchronize after it as a sync span (its lock-free return is taken only when not tracing)."""
+    from openacl.runtime import device as rt_device
+
+    rec = trace.start()
+    assert rt_device.resolve(stream).run_here_if_idle("here", lambda: None, ()) is True
+    assert acl.rt.synchronize_stream(stream) == SUCCESS
+    assert trace.stop() is rec
+    assert [(s.name, s.category) for s in rec.spans] == [("here", "task"), ("synchronize_stream", "sync")]
+    check_trace(rec.chrome_events())
+
+
 def test_sync_timeout_and_dropped_wait(stream, tmp_path):
     rec = trace.start()
     gate = threading.Event()

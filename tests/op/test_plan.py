@@ -289,3 +289,44 @@ def test_every_change_renews_a_stamp():
     before = buffer.version
     assert acl.destroy_data_buffer(buffer.handle) == 0
     assert buffer.version != before
+
+
+def test_every_change_moves_the_epoch_on():
+    """What lets a plan skip reading its stamps: each change (an attribute set, a buffer update, a desc field, a
+    destruction) writes a new ``versions.epoch``, a value the epoch never had."""
+    from openacl.runtime import versions
+
+    epochs = [versions.epoch]
+    attr = acl.op.create_attr()
+    desc = acl.create_tensor_desc(0, [2], 2)
+    buffer = acl.create_data_buffer(0, 0)
+    for change in (
+        lambda: acl.op.set_attr_int(attr, "n", 1),
+        lambda: acl.op.destroy_attr(attr),
+        lambda: acl.set_tensor_shape(desc, [3]),
+        lambda: acl.destroy_tensor_desc(desc),
+        lambda: acl.update_data_buffer(buffer, 0, 0),
+        lambda: acl.destroy_data_buffer(buffer),
+    ):
+        change()
+        assert versions.epoch not in epochs
+        epochs.append(versions.epoch)
+
+
+def test_regression_a_change_elsewhere_keeps_the_plan_and_a_later_change_behind_it_is_seen(stream):
+    """The plan skips reading its stamps while the epoch is the one it last found them equal at: a change to an
+    object it does not hold moves the epoch (stamps read again, all equal: the plan is kept), and a change to one it
+    holds after that is still seen (a plan that kept its first epoch, or took the new one before its stamps were
+    found equal, would run with the old desc)."""
+    x = np.arange(6, dtype=F32)
+    reduce = Call("ReduceSumD", [x.reshape(2, 3)], (2,), {"axes": ("list_int", [1])}, out_size=12)
+    assert reduce(stream) == 0 and reduce(stream) == 0
+    other = acl.op.create_attr()
+    assert acl.op.set_attr_int(other, "n", 1) == 0  # not behind the plan: the epoch moves
+    assert reduce(stream) == 0
+    assert compiled.cache.statistics()["hits"] == 2 and len(execute.plans) == 1  # the plan was kept
+    assert acl.set_tensor_shape(reduce.in_descs[0], [3, 2]) == 0
+    assert acl.set_tensor_shape(reduce.out_desc, [3]) == 0
+    assert reduce(stream) == 0
+    np.testing.assert_array_equal(reduce.result(shape=(3,)), [1, 5, 9])
+    acl.op.destroy_attr(other)

@@ -74,6 +74,28 @@ def test_a_failed_task_is_reported_once_with_its_ids(ctx, stream, recorder):
     assert acl.rt.get_error_code_from_exception_info(record["info"]) == NO_INFO  # valid during the call only
 
 
+@pytest.mark.parametrize("where", ["calling_thread", "engine_thread"])
+def test_regression_work_run_on_the_calling_thread_reports_as_from_an_engine(ctx, stream, recorder, where):
+    """Work a small operator runs on the calling thread (``run_here_if_idle``, which builds its task without the
+    work) fails the stream with the same code, record and ids as from an engine thread."""
+    s = rt_device.resolve(stream)
+
+    def work() -> None:
+        raise RuntimeError("boom")
+
+    if where == "calling_thread":
+        assert s.run_here_if_idle("failing", work, ()) is True
+    else:
+        s.enqueue(work_task("failing", work))
+    assert acl.rt.synchronize_stream(stream) == AclCode.ACL_ERROR_RT_INTERNAL_ERROR
+    assert recorder.arrived.wait(5)
+    (record,) = recorder.records
+    assert record["code"] == AclCode.ACL_ERROR_RT_INTERNAL_ERROR
+    assert record["task"] == 1 and record["stream"] == acl.rt.stream_get_id(stream)[0]
+    assert record["thread"] == threading.get_ident() & 0xFFFFFFFF
+    assert acl.rt.synchronize_stream(stream) == SUCCESS
+
+
 def test_getters_answer_0xffffffff_for_0_and_for_unknown_addresses():
     for getter in (
         acl.rt.get_error_code_from_exception_info,

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from openacl.errors import AclCode, AclError
 from openacl.runtime.handles import HandleTable
-from openacl.runtime.versions import stamp
+from openacl.runtime.versions import renew, stamp
 
 BOOL, INT, FLOAT, STRING, DATA_TYPE = "bool", "int", "float", "string", "data_type"
 LIST_BOOL, LIST_INT, LIST_FLOAT, LIST_STRING = "list_bool", "list_int", "list_float", "list_string"
@@ -75,7 +75,7 @@ class OpAttr:
         if not name:
             raise AclError(_INVALID, "an attribute needs a name")
         self.values[name] = (kind, value)
-        self.version = stamp()
+        renew(self)
 
     def signature(self) -> tuple:
         return tuple(sorted(self.values.items()))
@@ -97,7 +97,7 @@ def get(handle: int) -> OpAttr:
 
 
 def destroy(handle: int) -> None:
-    attrs.remove(handle).version = stamp()
+    renew(attrs.remove(handle))
 
 
 def _target(handle: int) -> OpAttr:

@@ -110,14 +110,16 @@ class CompiledOp:
                 binding.bind_output(name, "cpu", 0, result.dtype, list(result.shape), addr)
         return binding
 
-    def run_into(self, inputs: tuple[int, ...], outputs: tuple[int | None, ...]) -> list[np.ndarray | None]:
-        """Run reading each feed at its address and writing each output at its address (checked by the caller).
+    def run_into(self, key: tuple[tuple[int, ...], tuple[int | None, ...]]) -> list[np.ndarray | None] | None:
+        """Run reading each feed at its address and writing each output at its address (checked by the caller);
+        ``key`` is the pair of those addresses, made once by the caller's plan.
 
-        An output whose address is None is returned as an array for the caller to copy; the others are None.
-        The pool of a buffer set is taken from and given back to without the lock (``list.pop`` and ``append``
-        are atomic under the GIL): the lock guards adding and dropping buffer sets only.
+        An output whose address is None is returned as an array for the caller to copy, the others as None; if
+        every output is written in place, None is returned (no list per run). The pool of a buffer set is taken
+        from and given back to without the lock (``list.pop`` and ``append`` are atomic under the GIL): the lock
+        guards adding and dropping buffer sets only.
         """
-        key = (inputs, outputs)
+        inputs, outputs = key
         pool = self._bindings.get(key)
         try:
             binding = pool.pop() if pool is not None else self._bind(inputs, outputs)
@@ -129,7 +131,7 @@ class CompiledOp:
             # The model path's code, in one line; the binding is not pooled again.
             reason = " ".join(str(exc).split())
             raise ExecutionFailed(AclCode.ACL_ERROR_FAILURE, f"{self.op_type}: execution failed: {reason}") from None
-        copies: list[np.ndarray | None] = [None] * len(outputs)
+        copies = None
         if None in outputs:
             values = binding.get_outputs()
             copies = [values[i].numpy().copy() if addr is None else None for i, addr in enumerate(outputs)]

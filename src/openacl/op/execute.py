@@ -38,7 +38,7 @@ from openacl.op import tensor_desc as _desc
 from openacl.op.compiled import CompiledOp, cache, infer
 from openacl.op.plan import Output, Plan, plans
 from openacl.op.tensor_desc import ACL_MEMTYPE_DEVICE, TensorDesc
-from openacl.runtime import checker, memory
+from openacl.runtime import checker, memory, versions
 from openacl.runtime import device as _device
 from openacl.runtime.buffers import DataBuffer, data_buffers
 from openacl.runtime.handles import HandleTable
@@ -63,23 +63,21 @@ INLINE_LIMIT = _inline_limit()
 # ----- the runtime, reached through these two functions only -----
 
 
-def resolve_stream(handle: int) -> Stream:
-    """The stream a handle names; 0 is the current context's default stream."""
-    return _device.resolve(handle)
+#: The stream a handle names; 0 is the current context's default stream (``device.resolve`` itself: one call less).
+resolve_stream: Callable[[int], Stream] = _device.resolve
 
 
-def enqueue(stream: Stream, name: str, work: Callable[[], None], *, small: bool = False) -> None:
-    """Queue one operator's work on a stream, ordered with its copies, events and callbacks.
+def enqueue(stream: Stream, name: str, work: Callable[..., None], args: tuple, small: bool) -> None:
+    """Queue one operator's work, ``work(*args)``, on a stream, ordered with its copies, events and callbacks.
 
     A ``small`` operator on an idle stream runs on the calling thread instead: handing it to an engine thread
     and waking the caller's ``synchronize`` costs more than the operator (tens of microseconds against a few).
-    The stream is busy with it meanwhile, so ordering and failures are as for any stream task.
+    The stream is busy with it meanwhile, so ordering and failures are as for any stream task; no task or
+    partial is built for it unless it is queued.
     """
-    task = work_task(name, work)
-    if small:
-        stream.run_here_if_idle(task)
-    else:
-        stream.enqueue(task)
+    if small and stream.run_here_if_idle(name, work, args):
+        return
+    stream.enqueue(work_task(name, functools.partial(work, *args)))
 
 
 # ----- binding buffers -----
@@ -133,10 +131,12 @@ def bind(
     out_descs: list[TensorDesc],
     out_bufs: list[int],
     seen: list | None = None,
+    epoch: int = -1,
 ) -> tuple[Plan, tuple[memory.Region, ...]]:
     """Check every buffer of one call; rewrite dynamic output descs with the real shapes. Returns the call's plan
     and its pins. ``seen``: the call's descs and attr with their stamps, read before anything of them was; the
-    buffers' are added (a plan made without them is only for this call)."""
+    buffers' are added (a plan made without them is only for this call). ``epoch``: ``versions.epoch`` read
+    before any of those stamps."""
     seen = [] if seen is None else seen
     generation = memory.space.generation  # before any memory is looked at: a change meanwhile makes it stale
     addrs, regions = _bind_inputs(compiled, in_descs, in_bufs, seen)
@@ -163,14 +163,18 @@ def bind(
     for desc, result in zip(out_descs, compiled.results, strict=True):
         if not desc.is_static:
             desc.dims = result.shape  # CANN rewrites an output desc of dynamic shape with the real one
+    first: dict[int, tuple[object, int]] = {}  # each object once, with the stamp read first (a change since: stale)
+    for obj, version in seen:
+        first.setdefault(id(obj), (obj, version))
     plan = Plan(
         compiled,
         tuple(addrs),
         tuple(outputs),
-        tuple(obj for obj, _ in seen),
-        [version for _, version in seen],
+        tuple(obj for obj, _ in first.values()),
+        [version for _, version in first.values()],
         generation,
         tuple(weakref.ref(region) for region in regions),
+        epoch,
     )
     return plan, tuple(regions)
 
@@ -203,13 +207,17 @@ def _run(plan: Plan, pins: tuple[memory.Region, ...], at: tuple | None = None) -
     if at is not None:
         for index, (addr, size) in enumerate(plan.reads):
             memory.note_read(addr, size, f"operator {plan.compiled.op_type} input {index}", at)
-    outs = pins[len(plan.inputs) :]
-    changed = checker.enabled or memory.space.generation != plan.generation
-    live = _check_direct(plan, outs) if changed else ()
-    copies = plan.compiled.run_into(plan.inputs, plan.direct)
-    if None in plan.direct:
-        _copy_out(plan, copies, outs)
-    del live  # held until onnxruntime wrote in place
+    if checker.enabled or memory.space.generation != plan.generation:
+        outs = pins[len(plan.inputs) :]
+        live = _check_direct(plan, outs)
+        copies = plan.compiled.run_into(plan.buffers)
+        if plan.copies:
+            _copy_out(plan, copies, outs)
+        del live  # held until onnxruntime wrote in place
+    elif plan.copies:
+        _copy_out(plan, plan.compiled.run_into(plan.buffers), pins[len(plan.inputs) :])
+    else:  # the steady state: every output in place, into memory as the plan checked it
+        plan.compiled.run_into(plan.buffers)
 
 
 def _declare(plan: Plan, stream: Stream) -> tuple:
@@ -219,11 +227,8 @@ def _declare(plan: Plan, stream: Stream) -> tuple:
 
 
 def _queue(plan: Plan, pins: tuple[memory.Region, ...], stream: Stream) -> None:
-    if checker.enabled:
-        work = functools.partial(_run, plan, pins, _declare(plan, stream))
-    else:
-        work = functools.partial(_run, plan, pins)
-    enqueue(stream, plan.name, work, small=plan.moved <= INLINE_LIMIT)
+    at = _declare(plan, stream) if checker.enabled else None
+    enqueue(stream, plan.name, _run, (plan, pins, at), plan.moved <= INLINE_LIMIT)
 
 
 def _descs(handles: list[int]) -> list[TensorDesc]:
@@ -253,20 +258,26 @@ def execute(
     A call whose handles and everything behind them are as in an earlier call takes that call's plan (``plan``):
     what is left to do is the stream (resolved per call) and the queueing. Any other call is worked out and
     checked in full, and leaves its plan for the next."""
-    key = (op_type, attr_handle, len(in_desc_handles), len(in_bufs), len(out_desc_handles))
-    key += (*in_desc_handles, *in_bufs, *out_desc_handles, *out_bufs)
+    # The handles, each list closed by None (never a handle): lists of other lengths make other keys.
+    key = (op_type, attr_handle, *in_desc_handles, None, *in_bufs, None, *out_desc_handles, None, *out_bufs)
     found = plans.take(key)
     if found is not None:
         cache.note_hit()
-        _queue(*found, resolve_stream(stream_handle))
+        plan, pins = found
+        stream = resolve_stream(stream_handle)
+        if checker.enabled:
+            _queue(plan, pins, stream)
+        else:  # what _queue does when not checking, one call less (every repeated call's path)
+            enqueue(stream, plan.name, _run, (plan, pins, None), plan.moved <= INLINE_LIMIT)
         return
     _check_lengths(in_desc_handles, in_bufs, out_desc_handles, out_bufs)
+    epoch = versions.epoch  # before any stamp (versions)
     in_descs, out_descs = _descs(in_desc_handles), _descs(out_desc_handles)
     attr = _attr.get(attr_handle)
     seen = [(obj, obj.version) for obj in (*in_descs, *out_descs, attr)]  # stamps first, then contents
     stream = resolve_stream(stream_handle)
     compiled = cache.get(op_type, in_descs, out_descs, attr)
-    plan, pins = bind(compiled, in_descs, in_bufs, out_descs, out_bufs, seen)
+    plan, pins = bind(compiled, in_descs, in_bufs, out_descs, out_bufs, seen, epoch)
     plans.put(key, plan)
     _queue(plan, pins, stream)
 

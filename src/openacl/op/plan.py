@@ -8,7 +8,9 @@ out from has changed, which is seen without re-checking anything:
   destruction (``runtime.versions``); the plan keeps the stamps it saw before it read them;
 - the memory table's generation (``memory.space.generation``) moves on with every allocation, free, registration
   and mapping change; the plan keeps the generation it found its memory at.
-Equal stamps and generation mean that checking again would find exactly what the plan holds. Anything else (a desc
+Equal stamps and generation mean that checking again would find exactly what the plan holds. While no stamp of any
+object has been set since the plan's stamps were last found equal (``versions.epoch`` as it was then), they are
+equal still, and the plan skips reading them. Anything else (a desc
 reshaped or given another dtype or format, an attribute set, a buffer re-pointed or destroyed, memory freed, even
 if allocated again at the same address) fails the match, and the call is worked out again with every check and its
 error code. The stream is not part of a plan: each call resolves its own, so a destroyed stream is refused as ever.
@@ -26,11 +28,12 @@ from dataclasses import dataclass, field
 
 from openacl import atfork
 from openacl.op.compiled import CompiledOp
-from openacl.runtime import memory
+from openacl.runtime import memory, versions
 
 CAPACITY = 256  # plans kept; past it the oldest made goes (a program making new handles per call churns here)
 
 _version = operator.attrgetter("version")
+_call = operator.call  # (*map(_call, refs),): the referents, with no generator frame nor slot wrapper per call
 
 
 @dataclass(frozen=True, eq=False)
@@ -53,30 +56,42 @@ class Plan:
     compiled: CompiledOp
     inputs: tuple[int, ...]  # per feed: the address onnxruntime reads
     outputs: tuple[Output, ...]
-    objects: tuple[object, ...]  # the descs, attr and buffers the call named ...
-    versions: list[int]  # ... and their stamps, read before their contents
+    objects: tuple[object, ...]  # the descs, attr and buffers the call named, each once ...
+    versions: list[int]  # ... and their stamps, read before their contents (the first read of each)
     generation: int  # memory.space.generation before the memory was checked
     refs: tuple[weakref.ref, ...]  # per feed, then per output: the region its bytes lie in
+    epoch: int = -1  # versions.epoch, read before the stamps were last found equal (-1: never)
     name: str = field(init=False)
     direct: tuple[int | None, ...] = field(init=False)  # per output: where onnxruntime writes, or None
+    buffers: tuple[tuple[int, ...], tuple[int | None, ...]] = field(init=False)  # (inputs, direct): run_into's key
     reads: tuple[tuple[int, int], ...] = field(init=False)
     writes: tuple[tuple[int, int], ...] = field(init=False)
     moved: int = field(init=False)  # bytes in and out: what decides whether it may run on the calling thread
+    copies: bool = field(init=False)  # whether an output is copied after the run (not written in place)
 
     def __post_init__(self) -> None:
         self.name = f"op:{self.compiled.op_type}"
         self.direct = tuple(out.addr if out.direct else None for out in self.outputs)
+        self.buffers = (self.inputs, self.direct)
         self.reads = tuple((addr, feed.nbytes) for addr, feed in zip(self.inputs, self.compiled.feeds, strict=True))
         self.writes = tuple((out.addr, out.need) for out in self.outputs)
         self.moved = self.compiled.input_bytes + sum(out.size for out in self.outputs)
+        self.copies = None in self.direct
 
     def current(self) -> bool:
         """Whether nothing the plan was worked out from has changed since."""
-        return memory.space.generation == self.generation and list(map(_version, self.objects)) == self.versions
+        epoch = versions.epoch  # first: see versions' invariant
+        if memory.space.generation != self.generation:
+            return False
+        if epoch != self.epoch:
+            if list(map(_version, self.objects)) != self.versions:
+                return False
+            self.epoch = epoch  # two threads may race here: either value was read before an equal look
+        return True
 
     def pins(self) -> tuple[memory.Region, ...] | None:
         """Strong references to the plan's regions, for one call's task; None if one is gone."""
-        pins = tuple(ref() for ref in self.refs)
+        pins = (*map(_call, self.refs),)
         return None if None in pins else pins  # type: ignore[return-value]
 
 
@@ -92,14 +107,15 @@ class PlanCache:
     def take(self, key: Hashable) -> tuple[Plan, tuple[memory.Region, ...]] | None:
         """The plan for ``key`` with its pins for one call, if it is still current (``Plan.current`` and
         ``Plan.pins``, inline: this is every repeated call's path)."""
+        epoch = versions.epoch  # first: see versions' invariant
         plan = self._plans.get(key)
-        if (
-            plan is None
-            or memory.space.generation != plan.generation
-            or list(map(_version, plan.objects)) != plan.versions
-        ):
+        if plan is None or memory.space.generation != plan.generation:
             return None
-        pins = tuple(ref() for ref in plan.refs)
+        if epoch != plan.epoch:
+            if list(map(_version, plan.objects)) != plan.versions:
+                return None
+            plan.epoch = epoch  # two threads may race here: either value was read before an equal look
+        pins = (*map(_call, plan.refs),)
         return None if None in pins else (plan, pins)  # type: ignore[return-value]
 
     def put(self, key: Hashable, plan: Plan) -> None:

@@ -25,7 +25,7 @@ from openacl.dtypes import acl_dtype_size
 from openacl.errors import AclCode, AclError
 from openacl.runtime import memory
 from openacl.runtime.handles import HandleTable
-from openacl.runtime.versions import stamp
+from openacl.runtime.versions import renew, stamp
 
 MAX_DIMS = 128  # ACL_MAX_DIM_CNT
 DYNAMIC_DIM = -1
@@ -85,7 +85,7 @@ class TensorDesc:
 
     def __setattr__(self, name: str, value: object) -> None:
         object.__setattr__(self, name, value)
-        object.__setattr__(self, "version", stamp())  # after the value: see the module's invariant
+        renew(self)  # after the value: see the module's invariant
 
     @property
     def is_static(self) -> bool:
@@ -140,7 +140,7 @@ def get(handle: int) -> TensorDesc:
 
 
 def destroy(handle: int) -> None:
-    tensor_descs.remove(handle).version = stamp()
+    renew(tensor_descs.remove(handle))
 
 
 def set_shape(handle: int, dims: list[int]) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from openacl.errors import AclCode, AclError
 from openacl.runtime.handles import HandleTable
 from openacl.runtime.memory import region_for
-from openacl.runtime.versions import stamp
+from openacl.runtime.versions import renew, stamp
 
 _INVALID = AclCode.ACL_ERROR_INVALID_PARAM
 
@@ -49,8 +49,8 @@ def update_data_buffer(handle: int, addr: int, size: int) -> None:
     buffer = data_buffers.get(handle)
     _check_buffer_memory(addr, size)
     buffer.addr, buffer.size = addr, size
-    buffer.version = stamp()
+    renew(buffer)
 
 
 def destroy_data_buffer(handle: int) -> None:
-    data_buffers.remove(handle).version = stamp()
+    renew(data_buffers.remove(handle))

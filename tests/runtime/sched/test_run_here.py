@@ -1,4 +1,4 @@
-"""``Stream.run_here_if_idle``: a WORK task run on the calling thread keeps every stream guarantee."""
+"""``Stream.run_here_if_idle``: work run on the calling thread keeps every stream guarantee."""
 
 from __future__ import annotations
 
@@ -7,32 +7,46 @@ import threading
 import pytest
 
 import acl
-from openacl.errors import AclError
+from openacl.errors import AclCode, AclError
 from openacl.runtime import device as stream_mod
-from openacl.runtime.sched.stream import ACL_STREAM_STATUS_COMPLETE
+from openacl.runtime.sched.stream import ACL_STREAM_STATUS_COMPLETE, StreamState
 from openacl.runtime.sched.task import work_task
 
 
-def test_idle_stream_runs_the_task_here(stream):
+def test_idle_stream_runs_the_work_here(stream):
     s = stream_mod.resolve(stream)
     ran = []
-    assert s.run_here_if_idle(work_task("here", lambda: ran.append(threading.current_thread()))) is True
-    assert ran == [threading.current_thread()]
+    assert s.run_here_if_idle("here", lambda *args: ran.append((threading.current_thread(), args)), (1, 2)) is True
+    assert ran == [(threading.current_thread(), (1, 2))]
     assert s.query() == ACL_STREAM_STATUS_COMPLETE
+    assert s.statistics()["enqueued"] == s.statistics()["done_through"] == 1  # a task of the stream's order
 
 
-def test_busy_stream_queues_the_task_in_order(stream):
+def test_busy_stream_leaves_the_work_to_the_caller(stream):
     s = stream_mod.resolve(stream)
     gate, order = threading.Event(), []
     s.enqueue(work_task("gate", lambda: (gate.wait(10), order.append("gate"))))
-    assert s.run_here_if_idle(work_task("second", lambda: order.append("second"))) is False
-    assert order == []
+    assert s.run_here_if_idle("second", order.append, ("second",)) is False
     gate.set()
     s.synchronize()
-    assert order == ["gate", "second"]
+    assert order == ["gate"]  # not run, not queued: the caller enqueues it
+
+
+def test_a_destroyed_stream_runs_nothing_here(stream):
+    s = stream_mod.resolve(stream)
+    ran = []
+    s.destroyed = True
+    try:
+        assert s.run_here_if_idle("here", ran.append, (1,)) is False
+        with pytest.raises(AclError):  # the caller's enqueue then refuses it with the stream's code
+            s.enqueue(work_task("after", lambda: None))
+    finally:
+        s.destroyed = False
+    assert ran == []
 
 
 def test_work_enqueued_while_it_runs_here_waits_behind_it(stream):
+    """Another thread's enqueue during the inline run is ordered after it: the stream is marked busy first."""
     s = stream_mod.resolve(stream)
     started, release, order = threading.Event(), threading.Event(), []
 
@@ -41,9 +55,11 @@ def test_work_enqueued_while_it_runs_here_waits_behind_it(stream):
         release.wait(10)
         order.append("here")
 
-    runner = threading.Thread(target=lambda: s.run_here_if_idle(work_task("here", slow)))
+    runner = threading.Thread(target=lambda: s.run_here_if_idle("here", slow, ()))
     runner.start()
     assert started.wait(10)
+    assert s.state is StreamState.RUNNING
+    assert s.run_here_if_idle("not here", order.append, ("not here",)) is False  # busy: a second caller queues
     s.enqueue(work_task("after", lambda: order.append("after")))
     done = threading.Event()
     waiter = threading.Thread(target=lambda: (s.synchronize(), done.set()))
@@ -61,7 +77,65 @@ def test_a_failure_here_is_the_streams(stream):
     def fail() -> None:
         raise RuntimeError("boom")
 
-    assert s.run_here_if_idle(work_task("fails", fail)) is True
-    with pytest.raises(AclError):
+    assert s.run_here_if_idle("fails", fail, ()) is True
+    with pytest.raises(AclError) as raised:
         s.synchronize()
+    assert raised.value.code == AclCode.ACL_ERROR_RT_INTERNAL_ERROR
     assert acl.rt.synchronize_stream(stream) == 0  # reported once
+
+
+def test_regression_idle_synchronize_reports_a_failure_once(stream):
+    """The idle stream's synchronize (one try of LOCK, no wait) takes the failure out as the waiting path does."""
+    s = stream_mod.resolve(stream)
+
+    def fail() -> None:
+        raise AclError(AclCode.ACL_ERROR_FAILURE, "boom")
+
+    assert s.run_here_if_idle("fails", fail, ()) is True
+    assert s.query() == ACL_STREAM_STATUS_COMPLETE
+    with pytest.raises(AclError) as raised:
+        s.synchronize()  # idle already: the fast path raises it
+    assert raised.value.code == AclCode.ACL_ERROR_FAILURE and raised.value.__traceback__ is not None
+    s.synchronize()  # idle, no failure: returns
+    s.enqueue(work_task("fails", fail))  # on an engine thread: the waiting path's failure, the same code
+    with pytest.raises(AclError) as raised:
+        s.synchronize()
+    assert raised.value.code == AclCode.ACL_ERROR_FAILURE
+    s.synchronize()
+
+
+def test_synchronize_after_work_here_still_waits_for_work_enqueued_since(stream):
+    """A stream caught up after work run here is synchronized without LOCK only while nothing was enqueued since."""
+    s = stream_mod.resolve(stream)
+    assert s.run_here_if_idle("here", lambda: None, ()) is True
+    s.synchronize()  # caught up: returns at once
+    gate, done = threading.Event(), threading.Event()
+    other = threading.Thread(target=lambda: s.enqueue(work_task("gate", lambda: gate.wait(10))))
+    other.start()
+    other.join(10)
+    waiter = threading.Thread(target=lambda: (s.synchronize(), done.set()))
+    waiter.start()
+    assert not done.wait(0.05)  # the other thread's task holds it
+    gate.set()
+    waiter.join(10)
+    assert done.is_set()
+
+
+def test_regression_a_failure_left_before_work_here_is_still_reported(stream):
+    """Work run here that succeeds does not hide a failure an earlier task left for the next synchronize."""
+    s = stream_mod.resolve(stream)
+
+    def fail() -> None:
+        raise AclError(AclCode.ACL_ERROR_FAILURE, "boom")
+
+    gate = threading.Event()
+    s.enqueue(work_task("gate", lambda: gate.wait(10)))
+    s.enqueue(work_task("fails", fail))
+    gate.set()
+    while s.query() != ACL_STREAM_STATUS_COMPLETE or s.state is not StreamState.IDLE:
+        threading.Event().wait(0.001)
+    assert s.run_here_if_idle("here", lambda: None, ()) is True
+    with pytest.raises(AclError) as raised:
+        s.synchronize()
+    assert raised.value.code == AclCode.ACL_ERROR_FAILURE
+    s.synchronize()

@@ -20,6 +20,7 @@ Guarantees:
 from __future__ import annotations
 
 import logging
+from _thread import get_ident as _get_ident
 from collections import deque
 from collections.abc import Callable
 from typing import Protocol
@@ -63,6 +64,11 @@ class StreamState:
     HELD = "held"  # waiting for a BLOCK callback to return or an event to complete
 
 
+# The states the hot paths set and test, as module constants (a global is read faster than a class attribute).
+_IDLE, _RUNNING = StreamState.IDLE, StreamState.RUNNING
+_TASK_RUNNING, _TASK_DONE = TaskState.RUNNING, TaskState.DONE
+
+
 class Stream:
     """An ordered queue of tasks on one device."""
 
@@ -71,6 +77,8 @@ class Stream:
     __slots__ = (
         "__weakref__",
         "_busy",
+        "_caught_up",
+        "_here",
         "_in_flight",
         "_next_seq",
         "_tasks",
@@ -107,6 +115,12 @@ class Stream:
         # Invariant: _busy is the task the stream is waiting on (a running WORK task, an outstanding BLOCK
         # callback or an unsatisfied event wait); it is set exactly when state is RUNNING-with-work or HELD.
         self._busy: Task | None = None
+        self._here: Task | None = None  # the task of work run on the caller's thread (``run_here_if_idle``)
+        # Invariant: when ``_caught_up == _next_seq``, every task enqueued so far has finished. Set (under LOCK)
+        # only where that holds: the end of work run here with nothing queued, busy or in flight. Every enqueue
+        # moves ``_next_seq`` on, which only grows, so a value that was true stays equal exactly as long as it
+        # stays true: ``synchronize`` may read the two fields without LOCK (see there).
+        self._caught_up = 0
         # NO_BLOCK callbacks that were posted and have not finished, in posting order. The callback hot path,
         # report._serve, finishes the oldest one inline when neither it nor the stream has a waiter (what
         # callback_finished_locked does then), reading this and _waiters under LOCK.
@@ -183,33 +197,71 @@ class Stream:
         else:
             self._tasks.append(task)
 
-    def run_here_if_idle(self, task: Task) -> bool:
-        """Run a WORK task on the calling thread if the stream has nothing queued or running, else enqueue it.
+    def run_here_if_idle(self, name: str, work: Callable[..., None], args: tuple) -> bool:
+        """Run ``work(*args)`` on the calling thread, as a WORK task of the stream, if the stream has nothing
+        queued or running; else do nothing and return False (the caller enqueues the work as usual).
 
         For work that costs less than handing it to an engine thread (a single operator on a small tensor).
-        While it runs the stream is RUNNING with the task as ``_busy``, just as when an engine thread runs it:
-        tasks enqueued meanwhile queue behind it, ``synchronize`` waits for it, and a failure is the stream's.
-        Returns True if it ran here.
+        While it runs the stream is RUNNING with the task as ``_busy``, marked so under LOCK before the work
+        starts, just as when an engine thread runs it: tasks enqueued meanwhile by any thread queue behind it,
+        ``synchronize`` waits for it, and a failure is the stream's (logged, the failure hooks, the next
+        synchronize), reported exactly as from an engine thread. The task never holds the work: the caller's
+        references to it (and to whatever it holds) go on the caller's thread, with no lock held, so nothing is
+        buried. Two LOCK holds in all, each with nothing to defer on success (the hot path of small operators).
+
+        Invariant: the task is the stream's own, made once (``_here``) and renewed under LOCK by each run here.
+        It holds no payload, and nothing keeps it past its run: ``_busy`` lets go of it when the run ends, the
+        failure hooks and the trace read it at once, and one stream runs one task at a time, so no two runs here
+        share it at once (a second caller finds the stream RUNNING and enqueues a task of its own).
         """
-        with _lock.locked:
-            self.check_open_locked()
-            here = self.state is StreamState.IDLE and not self._tasks
+        if not LOCK.acquire(False):
+            _lock.acquire()
+        try:  # this hold only reads and sets fields: it defers nothing, so LOCK is released as it is
+            here = self.state is _IDLE and not self._tasks and not self.destroyed and not self.engine.stopped
             if here:
+                task = self._here
+                if task is None:
+                    task = self._here = Task(TaskKind.WORK, name)
+                task.name = name
+                task.thread = _get_ident()
                 task.seq = self._next_seq
                 self._next_seq += 1
                 task.stream = self
-                task.state = TaskState.RUNNING
-                self.state = StreamState.RUNNING
+                task.state = _TASK_RUNNING
+                self.state = _RUNNING
                 self._busy = task
-            else:
-                self.enqueue_locked(task)  # behind whatever is queued or running now, as any enqueue
+        finally:  # (a KeyboardInterrupt between two lines must not leave LOCK held)
+            LOCK.release()
         if not here:
             return False
-        failure = self._work(task)
-        with _lock.locked:  # one hold for the task's end and the stream's: a lock round less per small operator
+        failure: BaseException | None = None
+        start = trace.now_ns() if trace.recorder is not None else 0
+        try:
+            work(*args)
+        except BaseException as exc:  # as on an engine thread: the stream's failure, never the caller's exception
+            failure = _kept(exc)
+        if start and trace.recorder is not None:
+            tracing.work(task, start)
+        if not LOCK.acquire(False):
+            _lock.acquire()
+        try:
+            if failure is None and not self._tasks and not self._waiters:
+                # What _finished_locked and advance_locked do for a task without payload or waiters, when
+                # nothing was enqueued meanwhile and nobody waits: the stream is idle again. Nothing deferred.
+                self._busy = None
+                task.state = _TASK_DONE
+                self.state = _IDLE
+                if not self._in_flight:
+                    self._caught_up = self._next_seq
+                return True
             self._finished_locked(task, failure)
             self.state = StreamState.IDLE
             self.advance_locked()  # what was enqueued meanwhile: passed, or handed to the engine
+        finally:  # the log line, the failure's references, an engine hand-off: run after LOCK is released
+            if _lock.SOON or _lock.DEFERRED:
+                _lock.release()
+            else:
+                LOCK.release()
         return True
 
     # ----- advancing (LOCK held) -----
@@ -326,12 +378,7 @@ class Stream:
         try:
             task.work()
         except BaseException as exc:  # an engine thread must survive anything a task raises
-            failure = exc
-            if isinstance(exc, AclError):
-                # Kept for the next synchronize (and by log records): its code and message, not the failed
-                # work's frames, which hold what the task holds (a GE-PY run's outputs) for as long as it is kept.
-                failure = exc.with_traceback(None)
-                failure.__context__ = failure.__cause__ = None
+            failure = _kept(exc)
         if trace.recorder is not None:
             tracing.work(task, start)
         return failure
@@ -492,6 +539,32 @@ class Stream:
         Raises 507046 on timeout, and the first failure of a WORK task since the last synchronize. Inside one
         of the stream's own callbacks (or anything that waits for one), 200001 instead of a deadlock.
         """
+        if self._caught_up == self._next_seq and self.failure is None and trace.recorder is None:
+            # Caught up since the last work run here, no failure to report: no lock. The two sequence fields are
+            # read one after the other, each whole (the GIL); ``_caught_up`` was set equal to ``_next_seq`` when
+            # everything enqueued had finished, and any enqueue since would have moved ``_next_seq`` on for good.
+            # A failure a racing synchronize takes out meanwhile is reported once, by that one.
+            if checker.enabled:
+                checker.on_host_ordered(self)
+            return
+        if trace.recorder is None and LOCK.acquire(False):
+            # Caught up already (the common case after a small operator ran on the calling thread): one try of
+            # LOCK instead of a wait. Not lock-free: "caught up" reads several fields (queue, busy task, callbacks
+            # in flight, sequence numbers) that a holder changes one after another, so only under LOCK are they
+            # seen together; a failure is taken out under it as in the wait's path.
+            try:  # this hold only reads and moves fields: it defers nothing, so LOCK is released as it is
+                failure = None
+                done = not self._tasks and self._busy is None and not self._in_flight  # done_through_locked: caught up
+                if done:
+                    failure, self.failure = self.failure, None
+            finally:
+                LOCK.release()
+            if done:
+                if checker.enabled:
+                    checker.on_host_ordered(self)
+                if failure is not None:
+                    raise failure
+                return
         begin = trace.now_ns() if trace.recorder is not None else 0
         done = wait(lambda: [StreamDone(self, self._next_seq - 1)], timeout)
         if trace.recorder is not None:
@@ -559,3 +632,13 @@ class Stream:
                 "enqueued": self._next_seq - 1,
                 "done_through": self.done_through_locked(),
             }
+
+
+def _kept(exc: BaseException) -> BaseException:
+    """What a failed WORK task leaves for the next synchronize (and log records): an AclError's code and
+    message, not the failed work's frames, which hold what the task holds (a GE-PY run's outputs) for as long
+    as it is kept."""
+    if isinstance(exc, AclError):
+        exc = exc.with_traceback(None)
+        exc.__context__ = exc.__cause__ = None
+    return exc
