@@ -3,7 +3,7 @@
 (a) BLOCK callback round trip (launch_callback + synchronize_stream, served by a report thread)
     vs a two-thread SimpleQueue ping-pong.                                          target ratio <= 1.5
 (b) NO_BLOCK callback throughput (launch N, one report thread runs them, synchronize)
-    vs its floor, row (b1), measured in the same run.                              target ratio <= 3.0
+    vs its floor, row (b1), measured in the same run.                              target ratio <= 4.0
 (b cpu) the same runs' process CPU time per callback, ours vs (b1): what wall time hides on a shared machine.
 (b0) (b1) the least a pure-Python launch_callback and report thread can do: argument checks, a deque and a
     wake-up, with no lock (b0) or with one lock shared by the two threads (b1), which is how openacl keeps
@@ -299,7 +299,7 @@ def main() -> int:
     lat_base = [value for _, base in latencies for value in base]
     rows = [
         rounds_row("(a) BLOCK callback round trip", round_trip, _seconds_as_micro, "<= 1.5"),
-        rounds_row("(b) NO_BLOCK callbacks per second vs (b1)", throughput, "{:,.0f}".format, "<= 3.0"),
+        rounds_row("(b) NO_BLOCK callbacks per second vs (b1)", throughput, "{:,.0f}".format, "<= 4.0"),
         rounds_row("(b cpu) NO_BLOCK CPU time per callback vs (b1)", Rounds(*map(tuple, cpu)), _seconds_as_ns, ""),
         rounds_row("(b0) bare Python queue, GIL only, vs SimpleQueue", bare[False], "{:,.0f}".format, ""),
         rounds_row("(b1) bare Python queue, 1 lock, vs SimpleQueue", bare[True], "{:,.0f}".format, ""),

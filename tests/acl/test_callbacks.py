@@ -450,3 +450,43 @@ def test_runtime_stream_statistics_snapshot(stream, reporter):
     stats = rt_device.streams.get(stream).statistics()
     assert stats["enqueued"] == 3 and stats["done_through"] == 3 and stats["callbacks_in_flight"] == 0
     acl.rt.unsubscribe_report(reporter.tid, stream)
+
+
+# ----- the NO_BLOCK launch path (runtime/device.launch_callback) -----
+
+
+def test_no_block_callbacks_keep_launch_order_across_a_held_stream(stream, reporter):
+    """Launched while a BLOCK callback holds the stream (queued, the general path), then on the idle stream
+    (posted at once, the fused path): one order, the launch order."""
+    hold, seen = Held(), []
+    assert acl.rt.subscribe_report(reporter.tid, stream) == SUCCESS
+    assert acl.rt.launch_callback(seen.append, "first", NO_BLOCK, stream) == SUCCESS
+    assert acl.rt.launch_callback(hold, None, BLOCK, stream) == SUCCESS
+    assert hold.entered.wait(5)
+    for i in range(5):
+        assert acl.rt.launch_callback(seen.append, i, NO_BLOCK, stream) == SUCCESS
+    hold.release.set()
+    assert acl.rt.synchronize_stream(stream) == SUCCESS
+    for i in range(5, 10):
+        assert acl.rt.launch_callback(seen.append, i, NO_BLOCK, stream) == SUCCESS
+    assert acl.rt.synchronize_stream(stream) == SUCCESS
+    assert seen == ["first", *range(10)]
+    assert acl.rt.unsubscribe_report(reporter.tid, stream) == SUCCESS
+
+
+def test_no_block_launch_codes_on_the_fused_path(ctx, stream, reporter, acl_log):
+    """What the fused path does not take, the general path refuses with its code: an unsubscribed stream, a
+    stream of another context, a destroyed stream, a bad block type; nothing is run."""
+    seen: list = []
+    assert acl.rt.launch_callback(seen.append, 1, NO_BLOCK, stream) == RT_STREAM_NO_CB_REG
+    assert acl.rt.subscribe_report(reporter.tid, stream) == SUCCESS
+    assert acl.rt.launch_callback(seen.append, 2, 2, stream) == INVALID_PARAM
+    other, _ = acl.rt.create_context(0)
+    assert acl.rt.launch_callback(seen.append, 3, NO_BLOCK, stream) == RT_STREAM_CONTEXT
+    acl.rt.set_context(ctx)
+    assert acl.rt.unsubscribe_report(reporter.tid, stream) == SUCCESS
+    assert acl.rt.destroy_stream(stream) == SUCCESS
+    assert acl.rt.launch_callback(seen.append, 4, NO_BLOCK, stream) == INVALID_PARAM
+    assert acl.rt.destroy_context(other) == SUCCESS
+    acl.rt.set_context(ctx)
+    assert seen == []

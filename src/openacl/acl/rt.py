@@ -733,7 +733,7 @@ def unsubscribe_report(thread_id, stream):
 def launch_callback(fn, user_data, block_type, stream):
     if not callable(fn):  # what require_callable says, without the call: this is the callback hot path
         require_callable(fn)
-    _report.launch(fn, user_data, block_type, _device.resolve_in_context(stream))
+    _device.launch_callback(fn, user_data, block_type, stream)
 
 
 @api("i")

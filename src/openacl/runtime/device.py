@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 
-from openacl import atfork
+from openacl import atfork, trace
 from openacl.errors import AclCode, AclError
 from openacl.log import get_logger
 from openacl.runtime import checker, memory, report
@@ -25,7 +25,9 @@ from openacl.runtime.handles import HandleTable
 from openacl.runtime.sched import lock as _lock
 from openacl.runtime.sched.engine import Engine
 from openacl.runtime.sched.event import EVENT_FLAGS, Event
-from openacl.runtime.sched.stream import MAX_PRIORITY, STREAM_FLAGS, Stream
+from openacl.runtime.sched.lock import LOCK
+from openacl.runtime.sched.stream import MAX_PRIORITY, STREAM_FLAGS, Stream, StreamState
+from openacl.runtime.sched.task import TaskState, callback_task
 
 log = get_logger("rt")
 
@@ -282,6 +284,53 @@ def resolve_in_context(handle: int) -> Stream:
     if stream.context is not ctx:
         raise AclError(AclCode.ACL_ERROR_RT_STREAM_CONTEXT, f"stream {stream.id} belongs to another context")
     return stream
+
+
+def launch_callback(fn, user_data, block_type: int, handle: int) -> None:
+    """``launch_callback`` on a stream handle: ``report.launch(..., resolve_in_context(handle))``.
+
+    The NO_BLOCK callback hot path, fused (each Python call costs about as much as a check): the common launch
+    (a live, subscribed stream of the current context, idle, check off) is resolved, built and posted here in
+    one LOCK hold, as ``Stream.enqueue`` posts it; anything else takes the general path, which makes every
+    check, raises its error and queues behind what the stream has.
+    """
+    ctx = getattr(_context.local, "context", None)
+    stream = streams.find(handle) if handle else getattr(ctx, "default_stream", None)
+    if (
+        block_type != report.ACL_CALLBACK_NO_BLOCK
+        or stream is None
+        or stream.context is not ctx
+        or ctx.destroyed
+        or fn is None
+        or checker.enabled
+    ):
+        report.launch(fn, user_data, block_type, resolve_in_context(handle))
+        return
+    task = callback_task(fn, user_data)
+    if not LOCK.acquire(False):
+        _lock.acquire()
+    try:
+        sub = stream.subscription
+        idle = stream.state is StreamState.IDLE and not stream._tasks
+        if sub is None or not idle or stream.destroyed or stream.engine.stopped:
+            posted = False
+        else:  # what Stream.enqueue does for a NO_BLOCK callback on an idle stream, inline
+            posted = True
+            task.seq = stream._next_seq
+            stream._next_seq += 1
+            task.stream = stream
+            task.state = TaskState.POSTED
+            if trace.recorder is not None:
+                task.reached_ns = trace.now_ns()
+            sub.queue.put(task)
+            stream._in_flight.append(task)
+    finally:
+        if _lock.SOON or _lock.DEFERRED:
+            _lock.release()
+        else:
+            LOCK.release()
+    if not posted:
+        report.launch(fn, user_data, block_type, stream)
 
 
 def create_stream(priority: int = 0, flags: int = 0) -> int:

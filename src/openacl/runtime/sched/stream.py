@@ -121,9 +121,10 @@ class Stream:
         # moves ``_next_seq`` on, which only grows, so a value that was true stays equal exactly as long as it
         # stays true: ``synchronize`` may read the two fields without LOCK (see there).
         self._caught_up = 0
-        # NO_BLOCK callbacks that were posted and have not finished, in posting order. The callback hot path,
-        # report._serve, finishes the oldest one inline when neither it nor the stream has a waiter (what
-        # callback_finished_locked does then), reading this and _waiters under LOCK.
+        # NO_BLOCK callbacks that were posted and have not finished, in posting order. The callback hot paths
+        # write out what this class does, under LOCK: device.launch_callback posts to an idle stream as
+        # enqueue does (_next_seq, _tasks, state, subscription); report._serve finishes the oldest one when
+        # neither it nor the stream has a waiter (what callback_finished_locked does then, reading _waiters).
         self._in_flight: deque[Task] = deque()
         self._waiters: list[tuple[int, Waiter]] = []
         self._next_seq = 1
