@@ -5,13 +5,15 @@ from __future__ import annotations
 import ctypes
 import inspect
 import threading
+import weakref
 
 import pytest
 
 import acl
-from openacl.runtime import checker
+from openacl.runtime import checker, memory
 from tests.acl.test_callbacks import ReportThread
 from tests.conftest import hold_stream
+from tests.forking import in_child
 from tests.media.helpers import nv12_pic
 from tests.media.test_vdec import Channel
 from tests.media.test_venc import Encoder
@@ -28,14 +30,6 @@ def here() -> int:
 def site_lines(finding: checker.Finding) -> dict[str, int]:
     """The innermost frame's line of each site, where that frame is this file's."""
     return {label: frames[0][1] for label, frames in finding.sites if frames and frames[0][0] == THIS}
-
-
-@pytest.fixture
-def ctx():
-    assert acl.rt.set_device(0) == 0
-    context, ret = acl.rt.create_context(0)
-    assert ret == 0
-    return context
 
 
 def only(kind: str) -> checker.Finding:
@@ -736,3 +730,21 @@ def test_regression_a_copy_starting_before_its_allocation_was_no_finding(checkin
     assert "starts 16 bytes before the beginning of a 256-byte device memory allocation" in finding.what
     assert acl.rt.memcpy(dev + (1 << 40), 64, host, 64, 1) != 0  # nowhere near an allocation: the error alone
     assert len(checker.findings()) == 1
+
+
+@pytest.mark.subprocess
+def test_regression_reset_let_go_of_quarantined_memory_under_its_lock(ctx):
+    """``checker.reset`` cleared its records under the checker's lock, and a freed region held in quarantine had
+    its last reference there: a finalizer (user code) that asked the checker anything deadlocked the reset. In a
+    forked child, so that the deadlock fails the test instead of hanging the suite."""
+
+    def child() -> str:
+        checker.enable()
+        dev, _ = acl.rt.malloc(64, 0)
+        finalizer = weakref.finalize(memory.space.find(dev, 1), checker.findings)  # takes the checker's lock
+        assert acl.rt.free(dev) == 0
+        assert finalizer.alive  # quarantined: the checker keeps the freed region
+        checker.reset()
+        return "let go" if not finalizer.alive else "kept"
+
+    assert in_child(child, timeout=30) == "let go"

@@ -205,6 +205,8 @@ def reset() -> None:
     a test must not hide what the test did."""
     global _quarantined
     with _lock:
+        # let go after the lock: the last reference to a freed (quarantined) region may run a finalizer
+        dropped = (list(_live), list(_freed), list(_written))
         _live.clear()
         _freed.clear()
         _quarantined = 0
@@ -216,6 +218,7 @@ def reset() -> None:
         _notify_set.clear()
         _blind.clear()
         _written.clear()
+    del dropped
 
 
 def _record(finding: Finding) -> None:
