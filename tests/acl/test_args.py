@@ -331,6 +331,10 @@ def test_plain_check_passes_plain_ints_in_range_and_objects_only():
     assert not plain((print, None, 0, -1))  # "k" of -1: parse masks it to 2**64 - 1
     assert not plain((print, None, 0.0, 1))
     assert _args.plain_check("")[0] == -1  # no arguments: extra ones are ignored, by parse
-    assert _args.plain_check("s")[0] == -1  # a string converts (NUL, surrogates): always parsed
+    most, plain = _args.plain_check("sk")
+    assert most == 2 and plain(("Add", 1))
+    assert not plain(("A\x00dd", 1))  # a NUL: parse's TypeError
+    assert not plain(("\ud800", 1))  # not ASCII (here a lone surrogate, which fails the parse): parsed
+    assert not plain((b"Add", 1)) and not plain((None, 1))
     most, plain = _args.plain_check("K|i")
     assert most == 2 and plain((5, 7)) and not plain((5, 1 << 40))

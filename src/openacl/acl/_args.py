@@ -167,21 +167,31 @@ _PLAIN_RANGES: dict[str, tuple[int, int]] = {
 }
 
 
-def plain_check(fmt: str) -> tuple[int, Callable[[tuple], bool]]:
-    """The common call's shortcut: (how many arguments, a check that they are all plain ints in range or ``O``s).
-
-    Every converter leaves such arguments as they are, so the wrapper passes them on without ``parse``. The
-    check is one expression per format, made once (a loop over the positions costs as much as a small call).
-    """
-    codes = fmt.replace("|", "")
-    if not codes or not all(c in _PLAIN_RANGES or c == "O" for c in codes):
-        return -1, lambda args: False
+def _plain_test(codes: str, names: list[str]) -> str | None:
+    """The common call's shortcut, as one expression over the arguments ``names``: true when each is a plain int in
+    its format's range, a plain ASCII str without NUL, or anything for ``O``. Every converter leaves such arguments
+    as they are, so the wrapper passes them on without ``parse``. None for a format that always parses. Its text
+    holds only ``names`` and ``_PLAIN_RANGES``' numbers."""
+    if not codes or not all(c in _PLAIN_RANGES or c in "Os" for c in codes):
+        return None
     terms = [
-        f"type(a[{i}]) is int and {_PLAIN_RANGES[c][0]} <= a[{i}] <= {_PLAIN_RANGES[c][1]}"
-        for i, c in enumerate(codes)
-        if c in _PLAIN_RANGES
+        f"type({a}) is str and {a}.isascii() and '\\x00' not in {a}"
+        if c == "s"
+        else f"type({a}) is int and {_PLAIN_RANGES[c][0]} <= {a} <= {_PLAIN_RANGES[c][1]}"
+        for a, c in zip(names, codes, strict=True)
+        if c != "O"
     ]
-    return len(codes), eval(f"lambda a: {' and '.join(terms) or 'True'}")  # its text: _PLAIN_RANGES' numbers only
+    return " and ".join(terms) or "True"
+
+
+def plain_check(fmt: str) -> tuple[int, Callable[[tuple], bool]]:
+    """``_plain_test`` as a function of the argument tuple: (how many arguments, the test); -1 for a format that
+    always parses."""
+    codes = fmt.replace("|", "")
+    test = _plain_test(codes, [f"a[{i}]" for i in range(len(codes))])
+    if test is None:
+        return -1, lambda args: False
+    return len(codes), eval(f"lambda a: {test}")
 
 
 def parser(fmt: str, qualname: str) -> Callable[[tuple, dict], list]:
@@ -192,27 +202,9 @@ def parser(fmt: str, qualname: str) -> Callable[[tuple, dict], list]:
     converters = [_CONVERTERS[c] for c in codes]
     most = len(converters)
     message = f"{qualname} args parse failed"
-    # The common call passes every argument as a plain int in range, which every converter leaves as it is:
-    # checking just that keeps the hot calls (launch_callback, memcpy_async ...) cheap.
-    plain_ints = tuple((i, *_PLAIN_RANGES[c]) for i, c in enumerate(codes) if c in _PLAIN_RANGES)
-    # ... and a plain ASCII str without NUL, which ``"s"`` leaves as it is too (acl.op's operator type).
-    plain_strs = tuple(i for i, c in enumerate(codes) if c == "s")
-    fast = all(c in _PLAIN_RANGES or c in "Os" for c in codes)
 
     def parse(args: tuple, kwargs: dict) -> tuple | list:
         n = len(args)
-        if fast and n == most and not kwargs:
-            for i in plain_strs:
-                value = args[i]
-                if type(value) is not str or not value.isascii() or "\x00" in value:
-                    break
-            else:
-                for i, low, high in plain_ints:
-                    value = args[i]
-                    if type(value) is not int or not low <= value <= high:
-                        break
-                else:
-                    return args
         if kwargs or n < required or (n > most and not ignore_extra):
             raise ArgumentTypeError(message)
         try:
@@ -243,6 +235,58 @@ def warn(message: str) -> None:
     warnings.warn(message, Warning, stacklevel=level)
 
 
+# The wrapper's code, written out per function: its arguments unpacked and tested by name, the body called with
+# them by position, and its return convention fixed (a loop, a ``*args`` call and a test of ``returns`` on every
+# call cost as much as a small body). Its two halves differ only in how the arguments get there.
+_WRAPPER = """\
+def {name}(*args, **kwargs):
+{fast}\
+    args = _parse(args, kwargs)
+    try:
+        value = _body(*args)
+    except _PASS_THROUGH:
+        raise
+    except Exception as exc:
+        return _failed(exc, args)
+    return {success}
+"""
+
+_SUCCESS = {RET: "0", CODE: "value", VALUE: "value, 0", VALUES: "(*value, 0)", BARE: "value", RAISE: "value"}
+
+_FAST = """\
+    if not kwargs and len(args) == {count}:
+        {names} = args
+        if {test}:
+            try:
+                value = _body({names})
+            except _PASS_THROUGH:
+                raise
+            except Exception as exc:
+                return _failed(exc, args)
+            return {success}
+"""
+
+# The wrappers' file name: inside the package, so ``warn`` and ``openacl check`` look past their frames to the
+# program's line (as past pyACL's C wrappers, which have none). A wrapper's function has its body's name, which
+# is what ``openacl check`` reads as the pyACL function called.
+_WRAPPER_FILE = os.path.join(_PACKAGE, "acl", "<api wrapper>")
+
+
+def _wrapper(body: Callable, fmt: str, returns: str, parse: Callable, failed: Callable) -> Callable:
+    """``body`` behind pyACL's calling convention (see ``api``)."""
+    codes = fmt.replace("|", "")
+    names = [f"a{i}" for i in range(len(codes))]
+    test = _plain_test(codes, names)
+    success = _SUCCESS[returns]
+    fast = (
+        "" if test is None else _FAST.format(count=len(codes), names=", ".join(names) + ",", test=test, success=success)
+    )
+    source = _WRAPPER.format(name=body.__name__, fast=fast, success=success)
+    scope = {"_body": body, "_parse": parse, "_failed": failed, "_PASS_THROUGH": _PASS_THROUGH}
+    exec(compile(source, _WRAPPER_FILE, "exec"), scope)  # its text: the format's names and numbers only
+    return scope[body.__name__]
+
+
 def api(fmt: str, returns: str = RET, failure: object = 0, sub: str | None = None):
     """Declare a pyACL function: its argument format and its return convention."""
 
@@ -250,7 +294,6 @@ def api(fmt: str, returns: str = RET, failure: object = 0, sub: str | None = Non
         module = sub if sub is not None else body.__module__.rpartition(".")[2]
         qualname = f"acl.{body.__name__}" if module == "acl" else f"acl.{module}.{body.__name__}"
         parse = parser(fmt, qualname)
-        most, plain = plain_check(fmt)
 
         def fail(code: int, parsed: tuple | list = ()):
             if returns == RAISE:  # no code to return: a number where bytes or an array is expected would mislead
@@ -266,37 +309,24 @@ def api(fmt: str, returns: str = RET, failure: object = 0, sub: str | None = Non
                 return failure
             return code  # RET, CODE
 
-        @functools.wraps(body)
-        def wrapper(*args, **kwargs):
-            parsed = parse(args, kwargs) if kwargs or len(args) != most or not plain(args) else args
-            try:
-                value = body(*parsed)
-            except AclError as exc:
+        def failed(exc: Exception, parsed: tuple | list):
+            """What the call returns (or raises) when its body raised ``exc``; called in its ``except`` block."""
+            if isinstance(exc, AclError):
                 log.log(exc.level, "%s: %s", qualname, exc)
                 _exceptions.record_failure(qualname, exc)
                 if returns == RAISE:
                     raise ArgumentValueError(f"{qualname}: {exc.detail or exc}") from None
                 return fail(int(exc.code), parsed)
-            except _PASS_THROUGH:
-                raise
-            except MemoryError:
+            if isinstance(exc, MemoryError):
                 log.error("%s: out of host memory", qualname)
                 _exceptions.record_failure(qualname, AclError(AclCode.ACL_ERROR_BAD_ALLOC, "out of host memory"))
                 return fail(int(AclCode.ACL_ERROR_BAD_ALLOC), parsed)
-            except Exception:
-                log.exception("%s: internal error", qualname)
-                _exceptions.record_failure(qualname, AclError(AclCode.ACL_ERROR_INTERNAL_ERROR))
-                return fail(int(AclCode.ACL_ERROR_INTERNAL_ERROR), parsed)
-            if returns == RET:
-                return 0
-            if returns == CODE:
-                return value
-            if returns == VALUE:
-                return value, 0
-            if returns == VALUES:
-                return (*value, 0)
-            return value
+            log.exception("%s: internal error", qualname)
+            _exceptions.record_failure(qualname, AclError(AclCode.ACL_ERROR_INTERNAL_ERROR))
+            return fail(int(AclCode.ACL_ERROR_INTERNAL_ERROR), parsed)
 
+        wrapper = _wrapper(body, fmt, returns, parse, failed)
+        functools.update_wrapper(wrapper, body)
         wrapper.acl_name = qualname  # type: ignore[attr-defined]
         wrapper.acl_format = fmt  # type: ignore[attr-defined]  # the PyArg format, for tools and tests
         wrapper.acl_returns = returns  # type: ignore[attr-defined]

@@ -164,7 +164,9 @@ def _lists(qualname: str, **lists: object) -> list[list[int]]:
 
 @api("sOOOOkk")
 def execute_v2(op_type, input_desc, inputs, output_desc, outputs, attr, stream):
-    q = "acl.op.execute_v2"  # the hot call: its lists checked one by one, with no keyword dict in between
+    if _execute.repeat(op_type, input_desc, inputs, output_desc, outputs, attr, stream):
+        return  # the hot call: a repeat of an earlier one, by its plan (its lists checked there, in one go)
+    q = "acl.op.execute_v2"
     _execute.execute(
         op_type,
         handle_list(input_desc, q, "input_desc"),

@@ -175,6 +175,7 @@ def bind(
         generation,
         tuple(weakref.ref(region) for region in regions),
         epoch,
+        INLINE_LIMIT,
     )
     return plan, tuple(regions)
 
@@ -228,7 +229,7 @@ def _declare(plan: Plan, stream: Stream) -> tuple:
 
 def _queue(plan: Plan, pins: tuple[memory.Region, ...], stream: Stream) -> None:
     at = _declare(plan, stream) if checker.enabled else None
-    enqueue(stream, plan.name, _run, (plan, pins, at), plan.moved <= INLINE_LIMIT)
+    enqueue(stream, plan.name, _run, (plan, pins, at), plan.small)
 
 
 def _descs(handles: list[int]) -> list[TensorDesc]:
@@ -242,6 +243,54 @@ def _check_lengths(in_descs: list, in_bufs: list, out_descs: list, out_bufs: lis
             f"{len(in_descs)} input descs for {len(in_bufs)} input buffers, "
             f"{len(out_descs)} output descs for {len(out_bufs)} output buffers",
         )
+
+
+def repeat(
+    op_type: str,
+    in_desc_handles: object,
+    in_bufs: object,
+    out_desc_handles: object,
+    out_bufs: object,
+    attr_handle: int,
+    stream_handle: int,
+) -> bool:
+    """``execute`` of a call identical to an earlier one, straight from the facade's arguments: True if it was
+    queued by that call's plan; False, with nothing done, if there is none or an argument is not plain (the
+    caller then goes the whole way: ``handle_list`` and ``execute``).
+
+    Plain means what ``handle_list`` passes on as it is: a ``list`` of ``int`` handles. A plan's key holds
+    only such handles, in range, so a plain list equal to its part of the key is exactly those handles; a
+    float or a numpy integer that compares equal to one is not plain, and is refused by the whole way."""
+    if type(in_desc_handles) is not list or type(in_bufs) is not list:
+        return False
+    if type(out_desc_handles) is not list or type(out_bufs) is not list:
+        return False
+    for handle in in_desc_handles:
+        if type(handle) is not int:
+            return False
+    for handle in in_bufs:
+        if type(handle) is not int:
+            return False
+    for handle in out_desc_handles:
+        if type(handle) is not int:
+            return False
+    for handle in out_bufs:
+        if type(handle) is not int:
+            return False
+    # The handles, each list closed by None (never a handle): lists of other lengths make other keys.
+    found = plans.take(
+        (op_type, attr_handle, *in_desc_handles, None, *in_bufs, None, *out_desc_handles, None, *out_bufs)
+    )
+    if found is None:
+        return False
+    plan, pins = found
+    cache.note_hit()
+    stream = resolve_stream(stream_handle)
+    if checker.enabled:
+        _queue(plan, pins, stream)
+    else:  # what _queue does when not checking, one call less (every repeated call's path)
+        enqueue(stream, plan.name, _run, (plan, pins, None), plan.small)
+    return True
 
 
 def execute(
@@ -258,17 +307,7 @@ def execute(
     A call whose handles and everything behind them are as in an earlier call takes that call's plan (``plan``):
     what is left to do is the stream (resolved per call) and the queueing. Any other call is worked out and
     checked in full, and leaves its plan for the next."""
-    # The handles, each list closed by None (never a handle): lists of other lengths make other keys.
-    key = (op_type, attr_handle, *in_desc_handles, None, *in_bufs, None, *out_desc_handles, None, *out_bufs)
-    found = plans.take(key)
-    if found is not None:
-        cache.note_hit()
-        plan, pins = found
-        stream = resolve_stream(stream_handle)
-        if checker.enabled:
-            _queue(plan, pins, stream)
-        else:  # what _queue does when not checking, one call less (every repeated call's path)
-            enqueue(stream, plan.name, _run, (plan, pins, None), plan.moved <= INLINE_LIMIT)
+    if repeat(op_type, in_desc_handles, in_bufs, out_desc_handles, out_bufs, attr_handle, stream_handle):
         return
     _check_lengths(in_desc_handles, in_bufs, out_desc_handles, out_bufs)
     epoch = versions.epoch  # before any stamp (versions)
@@ -278,7 +317,7 @@ def execute(
     stream = resolve_stream(stream_handle)
     compiled = cache.get(op_type, in_descs, out_descs, attr)
     plan, pins = bind(compiled, in_descs, in_bufs, out_descs, out_bufs, seen, epoch)
-    plans.put(key, plan)
+    plans.put((op_type, attr_handle, *in_desc_handles, None, *in_bufs, None, *out_desc_handles, None, *out_bufs), plan)
     _queue(plan, pins, stream)
 
 

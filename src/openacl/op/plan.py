@@ -24,7 +24,7 @@ from __future__ import annotations
 import operator
 import weakref
 from collections.abc import Hashable
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 
 from openacl import atfork
 from openacl.op.compiled import CompiledOp
@@ -66,16 +66,19 @@ class Plan:
     buffers: tuple[tuple[int, ...], tuple[int | None, ...]] = field(init=False)  # (inputs, direct): run_into's key
     reads: tuple[tuple[int, int], ...] = field(init=False)
     writes: tuple[tuple[int, int], ...] = field(init=False)
-    moved: int = field(init=False)  # bytes in and out: what decides whether it may run on the calling thread
+    moved: int = field(init=False)  # bytes in and out: what decides whether it may run on the calling thread ...
+    inline_limit: InitVar[int] = 0  # ... the most it may move to do so ...
+    small: bool = field(init=False)  # ... and whether it does
     copies: bool = field(init=False)  # whether an output is copied after the run (not written in place)
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, inline_limit: int) -> None:
         self.name = f"op:{self.compiled.op_type}"
         self.direct = tuple(out.addr if out.direct else None for out in self.outputs)
         self.buffers = (self.inputs, self.direct)
         self.reads = tuple((addr, feed.nbytes) for addr, feed in zip(self.inputs, self.compiled.feeds, strict=True))
         self.writes = tuple((out.addr, out.need) for out in self.outputs)
         self.moved = self.compiled.input_bytes + sum(out.size for out in self.outputs)
+        self.small = self.moved <= inline_limit
         self.copies = None in self.direct
 
     def current(self) -> bool:
