@@ -338,3 +338,61 @@ def test_plain_check_passes_plain_ints_in_range_and_objects_only():
     assert not plain((b"Add", 1)) and not plain((None, 1))
     most, plain = _args.plain_check("K|i")
     assert most == 2 and plain((5, 7)) and not plain((5, 1 << 40))
+
+
+# ----- the generated wrapper and its ``first`` hook -----
+
+
+def test_first_does_the_whole_call_or_hands_it_to_the_body(caplog):
+    """``first`` runs before the body on plain arguments only: True ends the call with 0, False lets the body run;
+    what it raises has the body's outcome (a code, logged once)."""
+    seen: list[tuple[str, tuple]] = []
+
+    def first(a, b):
+        seen.append(("first", (a, b)))
+        if a == 7:
+            raise _args.AclError(AclCode.ACL_ERROR_INVALID_PARAM, "seven")
+        return a == 1
+
+    def f(a, b):
+        seen.append(("body", (a, b)))
+
+    wrapped = _args.api("kk", first=first)(f)
+    assert wrapped(1, 2) == 0 and seen == [("first", (1, 2))]
+    seen.clear()
+    assert wrapped(2, 2) == 0 and seen == [("first", (2, 2)), ("body", (2, 2))]
+    seen.clear()
+    assert wrapped(-1, 2) == 0 and seen == [("body", (U64, 2))]  # not plain (parse masks -1): the body alone
+    seen.clear()
+    with caplog.at_level(logging.DEBUG, logger="openacl"):
+        assert wrapped(7, 2) == AclCode.ACL_ERROR_INVALID_PARAM
+    assert seen == [("first", (7, 2))] and len(facade_lines(caplog, "acl.test_args.f")) == 1
+    with pytest.raises(TypeError, match="args parse failed"):
+        wrapped(1)
+    with pytest.raises(ValueError, match="first"):
+        _args.api("k", _args.VALUE, first=first)(f)
+
+
+@pytest.mark.parametrize("returns", [_args.RET, _args.VALUE, _args.VALUES, _args.BARE, _args.CODE, _args.RAISE])
+def test_the_generated_wrapper_keeps_each_return_convention(returns):
+    """The plain path and the parsed path of one wrapper return alike, for each convention."""
+    value = (3, 4) if returns == _args.VALUES else 5
+    wrapped = _args.api("k|k", returns)(lambda a, b=0: value)
+    expected = {
+        _args.RET: 0,
+        _args.VALUE: (5, 0),
+        _args.VALUES: (3, 4, 0),
+        _args.BARE: 5,
+        _args.CODE: 5,
+        _args.RAISE: 5,
+    }[returns]
+    assert wrapped(1, 2) == expected  # plain: unpacked and passed by position
+    assert wrapped(1) == expected  # one argument short of the format: parsed
+    assert wrapped(-1, True) == expected  # not plain: parsed
+
+
+def test_a_wrapper_frame_is_not_the_programs_line():
+    """``warn`` and ``openacl check`` look past the generated wrapper's frame, as past the facade's."""
+    assert acl.rt.synchronize_stream.__code__.co_filename.startswith(_args._PACKAGE)
+    assert acl.rt.synchronize_stream.__name__ == "synchronize_stream"
+    assert acl.rt.synchronize_stream.__wrapped__.__code__.co_filename.endswith("rt.py")

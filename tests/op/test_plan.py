@@ -330,3 +330,36 @@ def test_regression_a_change_elsewhere_keeps_the_plan_and_a_later_change_behind_
     assert reduce(stream) == 0
     np.testing.assert_array_equal(reduce.result(shape=(3,)), [1, 5, 9])
     acl.op.destroy_attr(other)
+
+
+@pytest.mark.parametrize("other", [float, np.uint64, np.int64], ids=["float", "uint64", "int64"])
+def test_a_handle_equal_to_a_planned_one_but_not_an_int_is_still_refused(stream, other):
+    """A plan is keyed by its handles, and a float or a numpy integer equal to a handle finds that key: the call
+    is refused all the same (``handle_list``'s TypeError), and the plan stays."""
+    x = np.arange(6, dtype=F32).reshape(2, 3)
+    add = Call("Add", [x, x], (2, 3))
+    assert add(stream) == 0
+    with pytest.raises(TypeError, match="not an int"):
+        acl.op.execute_v2("Add", add.in_descs, [other(add.ins[0]), add.ins[1]], [add.out_desc], add.outs, add.attr,
+                          stream)  # fmt: skip
+    with pytest.raises(TypeError, match="not an int"):
+        acl.op.execute_v2("Add", add.in_descs, add.ins, [other(add.out_desc)], add.outs, add.attr, stream)
+    assert add(stream) == 0
+    assert compiled.cache.statistics()["hits"] == 1 and len(execute.plans) == 1
+
+
+def test_a_bool_or_int_subclass_handle_takes_the_whole_way_and_runs(stream):
+    """What ``handle_list`` accepts and converts (an int subclass) is not a plain handle: the call goes the whole
+    way, finds the plan there, and runs."""
+
+    class Handle(int):
+        pass
+
+    x = np.arange(6, dtype=F32).reshape(2, 3)
+    add = Call("Add", [x, x], (2, 3))
+    assert add(stream) == 0
+    ret = acl.op.execute_v2("Add", add.in_descs, [Handle(h) for h in add.ins], [add.out_desc], add.outs, add.attr,
+                            stream)  # fmt: skip
+    assert ret == 0 and acl.rt.synchronize_stream(stream) == 0
+    assert compiled.cache.statistics()["hits"] == 1
+    np.testing.assert_array_equal(add.result(), x + x)

@@ -258,6 +258,7 @@ _FAST = """\
         {names} = args
         if {test}:
             try:
+{first}\
                 value = _body({names})
             except _PASS_THROUGH:
                 raise
@@ -266,29 +267,48 @@ _FAST = """\
             return {success}
 """
 
+# ``api``'s ``first``, where given: the call's hot path, tried before the body.
+_FIRST = """\
+                if _first({names}):
+                    return 0
+"""
+
 # The wrappers' file name: inside the package, so ``warn`` and ``openacl check`` look past their frames to the
 # program's line (as past pyACL's C wrappers, which have none). A wrapper's function has its body's name, which
 # is what ``openacl check`` reads as the pyACL function called.
 _WRAPPER_FILE = os.path.join(_PACKAGE, "acl", "<api wrapper>")
 
 
-def _wrapper(body: Callable, fmt: str, returns: str, parse: Callable, failed: Callable) -> Callable:
+def _wrapper(
+    body: Callable, fmt: str, returns: str, parse: Callable, failed: Callable, first: Callable | None
+) -> Callable:
     """``body`` behind pyACL's calling convention (see ``api``)."""
     codes = fmt.replace("|", "")
     names = [f"a{i}" for i in range(len(codes))]
     test = _plain_test(codes, names)
     success = _SUCCESS[returns]
-    fast = (
-        "" if test is None else _FAST.format(count=len(codes), names=", ".join(names) + ",", test=test, success=success)
-    )
-    source = _WRAPPER.format(name=body.__name__, fast=fast, success=success)
-    scope = {"_body": body, "_parse": parse, "_failed": failed, "_PASS_THROUGH": _PASS_THROUGH}
+    fast = ""
+    if test is not None:
+        listed = ", ".join(names) + ","
+        tried = "" if first is None else _FIRST.format(names=listed)
+        fast = _FAST.format(count=len(codes), names=listed, test=test, first=tried, success=success)
+    name = body.__name__ if body.__name__.isidentifier() else "wrapper"  # (a lambda's is not)
+    source = _WRAPPER.format(name=name, fast=fast, success=success)
+    scope = {"_body": body, "_first": first, "_parse": parse, "_failed": failed, "_PASS_THROUGH": _PASS_THROUGH}
     exec(compile(source, _WRAPPER_FILE, "exec"), scope)  # its text: the format's names and numbers only
-    return scope[body.__name__]
+    return scope[name]
 
 
-def api(fmt: str, returns: str = RET, failure: object = 0, sub: str | None = None):
-    """Declare a pyACL function: its argument format and its return convention."""
+def api(fmt: str, returns: str = RET, failure: object = 0, sub: str | None = None, first: Callable | None = None):
+    """Declare a pyACL function: its argument format and its return convention.
+
+    ``first`` (for a ``RET`` function's hot path): called before the body, with the same arguments, when they are
+    all plain (``_plain_test``). It either does the whole call and returns True (the call returns 0), or does
+    nothing and returns False (the body runs). What it raises has the body's outcome. It saves the body's frame
+    on calls made thousands of times a second.
+    """
+    if first is not None and returns != RET:
+        raise ValueError("api: first is for functions that return their code only")
 
     def decorate(body: Callable) -> Callable:
         module = sub if sub is not None else body.__module__.rpartition(".")[2]
@@ -325,7 +345,7 @@ def api(fmt: str, returns: str = RET, failure: object = 0, sub: str | None = Non
             _exceptions.record_failure(qualname, AclError(AclCode.ACL_ERROR_INTERNAL_ERROR))
             return fail(int(AclCode.ACL_ERROR_INTERNAL_ERROR), parsed)
 
-        wrapper = _wrapper(body, fmt, returns, parse, failed)
+        wrapper = _wrapper(body, fmt, returns, parse, failed, first)
         functools.update_wrapper(wrapper, body)
         wrapper.acl_name = qualname  # type: ignore[attr-defined]
         wrapper.acl_format = fmt  # type: ignore[attr-defined]  # the PyArg format, for tools and tests

@@ -162,10 +162,8 @@ def _lists(qualname: str, **lists: object) -> list[list[int]]:
     return [handle_list(value, qualname, name) for name, value in lists.items()]
 
 
-@api("sOOOOkk")
+@api("sOOOOkk", first=_execute.repeat)  # the hot call: a repeat of an earlier one, by its plan
 def execute_v2(op_type, input_desc, inputs, output_desc, outputs, attr, stream):
-    if _execute.repeat(op_type, input_desc, inputs, output_desc, outputs, attr, stream):
-        return  # the hot call: a repeat of an earlier one, by its plan (its lists checked there, in one go)
     q = "acl.op.execute_v2"
     _execute.execute(
         op_type,
@@ -178,7 +176,7 @@ def execute_v2(op_type, input_desc, inputs, output_desc, outputs, attr, stream):
     )
 
 
-@api("sOOOOkk")
+@api("sOOOOkk", first=_execute.repeat)
 def execute(op_type, input_desc, inputs, output_desc, outputs, attr, stream):
     descs_in, bufs_in, descs_out, bufs_out = _lists(
         "acl.op.execute", input_desc=input_desc, inputs=inputs, output_desc=output_desc, outputs=outputs

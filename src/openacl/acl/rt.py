@@ -323,7 +323,7 @@ def destroy_stream_force(stream):
     _device.destroy_stream(stream, force=True)
 
 
-@api("k")
+@api("k", first=_device.caught_up)
 def synchronize_stream(stream):
     _device.resolve(stream).synchronize()
 
@@ -729,10 +729,9 @@ def unsubscribe_report(thread_id, stream):
     _report.unsubscribe(thread_id, _device.resolve_in_context(stream))
 
 
-@api("OOik")
+@api("OOik", first=_device.post_no_block)  # the callback hot path
 def launch_callback(fn, user_data, block_type, stream):
-    if not callable(fn):  # what require_callable says, without the call: this is the callback hot path
-        require_callable(fn)
+    require_callable(fn)
     _device.launch_callback(fn, user_data, block_type, stream)
 
 

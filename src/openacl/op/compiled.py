@@ -319,7 +319,9 @@ class OpCache:
         self._lock = atfork.lock()
         self._entries: OrderedDict[tuple, CompiledOp] = OrderedDict()
         self._builds = 0
-        self._hits = 0
+        # A statistic, also counted without the lock by calls that find their operator through their plan
+        # (``plan``), which never ask the cache: a race between two such threads may lose one.
+        self.hits = 0
 
     def get(self, op_type: str, in_descs: list[TensorDesc], out_descs: list[TensorDesc], attr: OpAttr) -> CompiledOp:
         key = signature(op_type, in_descs, out_descs, attr)
@@ -327,7 +329,7 @@ class OpCache:
             compiled = self._entries.get(key)
             if compiled is not None:
                 self._entries.move_to_end(key)
-                self._hits += 1
+                self.hits += 1
                 return compiled
         compiled = build(op_type, in_descs, out_descs, attr)  # outside the lock: building takes milliseconds
         with self._lock:
@@ -337,19 +339,14 @@ class OpCache:
                 self._entries.popitem(last=False)
         return compiled
 
-    def note_hit(self) -> None:
-        """A call that found its compiled operator through its plan (``plan``), without asking the cache. A
-        statistic only: counted without the lock, a race between two threads may lose one."""
-        self._hits += 1
-
     def clear(self) -> None:
         with self._lock:
             self._entries.clear()
-            self._builds = self._hits = 0
+            self._builds = self.hits = 0
 
     def statistics(self) -> dict:
         with self._lock:
-            return {"entries": len(self._entries), "builds": self._builds, "hits": self._hits}
+            return {"entries": len(self._entries), "builds": self._builds, "hits": self.hits}
 
 
 cache = OpCache()

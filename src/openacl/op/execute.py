@@ -284,7 +284,7 @@ def repeat(
     if found is None:
         return False
     plan, pins = found
-    cache.note_hit()
+    cache.hits += 1  # a statistic (see OpCache.hits)
     stream = resolve_stream(stream_handle)
     if checker.enabled:
         _queue(plan, pins, stream)

@@ -21,9 +21,10 @@ Invariant: a plan never keeps memory alive. It holds its regions by weak referen
 
 from __future__ import annotations
 
+import functools
 import operator
 import weakref
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from dataclasses import InitVar, dataclass, field
 
 from openacl import atfork
@@ -33,7 +34,13 @@ from openacl.runtime import memory, versions
 CAPACITY = 256  # plans kept; past it the oldest made goes (a program making new handles per call churns here)
 
 _version = operator.attrgetter("version")
-_call = operator.call  # (*map(_call, refs),): the referents, with no generator frame nor slot wrapper per call
+
+
+@functools.cache
+def _referents(count: int) -> Callable[[tuple[weakref.ref, ...]], tuple]:
+    """``lambda refs: (refs[0](), ..., refs[count - 1]())``, made once per count: a plan's pins with no map,
+    generator or ``operator.call`` per referent (half the cost, on every repeated call)."""
+    return eval(f"lambda refs: ({''.join(f'refs[{i}](), ' for i in range(count))})")  # its text: numbers only
 
 
 @dataclass(frozen=True, eq=False)
@@ -70,6 +77,7 @@ class Plan:
     inline_limit: InitVar[int] = 0  # ... the most it may move to do so ...
     small: bool = field(init=False)  # ... and whether it does
     copies: bool = field(init=False)  # whether an output is copied after the run (not written in place)
+    referents: Callable[[tuple[weakref.ref, ...]], tuple] = field(init=False)  # refs' referents, in one call
 
     def __post_init__(self, inline_limit: int) -> None:
         self.name = f"op:{self.compiled.op_type}"
@@ -80,22 +88,7 @@ class Plan:
         self.moved = self.compiled.input_bytes + sum(out.size for out in self.outputs)
         self.small = self.moved <= inline_limit
         self.copies = None in self.direct
-
-    def current(self) -> bool:
-        """Whether nothing the plan was worked out from has changed since."""
-        epoch = versions.epoch  # first: see versions' invariant
-        if memory.space.generation != self.generation:
-            return False
-        if epoch != self.epoch:
-            if list(map(_version, self.objects)) != self.versions:
-                return False
-            self.epoch = epoch  # two threads may race here: either value was read before an equal look
-        return True
-
-    def pins(self) -> tuple[memory.Region, ...] | None:
-        """Strong references to the plan's regions, for one call's task; None if one is gone."""
-        pins = (*map(_call, self.refs),)
-        return None if None in pins else pins  # type: ignore[return-value]
+        self.referents = _referents(len(self.refs))
 
 
 class PlanCache:
@@ -108,8 +101,9 @@ class PlanCache:
         self._plans: dict[Hashable, Plan] = {}
 
     def take(self, key: Hashable) -> tuple[Plan, tuple[memory.Region, ...]] | None:
-        """The plan for ``key`` with its pins for one call, if it is still current (``Plan.current`` and
-        ``Plan.pins``, inline: this is every repeated call's path)."""
+        """The plan for ``key`` with its pins for one call (strong references to its regions, which hold the
+        bytes until the call's task ran), if nothing it was worked out from has changed since: the memory table's
+        generation and every stamp are as the plan saw them (``versions``), and no region of it is gone."""
         epoch = versions.epoch  # first: see versions' invariant
         plan = self._plans.get(key)
         if plan is None or memory.space.generation != plan.generation:
@@ -118,8 +112,8 @@ class PlanCache:
             if list(map(_version, plan.objects)) != plan.versions:
                 return None
             plan.epoch = epoch  # two threads may race here: either value was read before an equal look
-        pins = (*map(_call, plan.refs),)
-        return None if None in pins else (plan, pins)  # type: ignore[return-value]
+        pins = plan.referents(plan.refs)
+        return None if None in pins else (plan, pins)
 
     def put(self, key: Hashable, plan: Plan) -> None:
         dropped = []  # let go after the lock: the last reference to a compiled operator may go with a plan

@@ -261,12 +261,29 @@ def resolve(handle: int) -> Stream:
         if ctx is None:
             raise AclError(AclCode.ACL_ERROR_RT_CONTEXT_NULL, "stream 0 needs a current context (set_device first)")
         return ctx.default_stream
-    stream = streams.get(handle)
+    stream = streams.find(handle)
+    if stream is None:
+        stream = streams.get(handle)  # raises, with the table's error
     if checker.enabled:
         ctx = _context.current()
         if ctx is not None and ctx.device.id != stream.device_id:
             checker.on_foreign_stream(handle, stream.id, stream.device_id, ctx.device.id)
     return stream
+
+
+def caught_up(handle: int) -> bool:
+    """``synchronize_stream``'s hot path: True if the stream ``handle`` names has finished everything enqueued on it
+    and has no failure to report, with nothing else done; False if the whole call must run (the default stream, an
+    unknown handle, a stream with work, a failure, tracing or checking). What ``Stream.synchronize``'s first test
+    reads, without LOCK, and why that is sound: see there."""
+    stream = streams.find(handle)
+    return (
+        stream is not None
+        and stream._caught_up == stream._next_seq
+        and stream.failure is None
+        and trace.recorder is None
+        and not checker.enabled
+    )
 
 
 def resolve_in_context(handle: int) -> Stream:
@@ -287,12 +304,17 @@ def resolve_in_context(handle: int) -> Stream:
 
 
 def launch_callback(fn, user_data, block_type: int, handle: int) -> None:
-    """``launch_callback`` on a stream handle: ``report.launch(..., resolve_in_context(handle))``.
+    """``launch_callback`` on a stream handle: ``report.launch(..., resolve_in_context(handle))``, every check made."""
+    report.launch(fn, user_data, block_type, resolve_in_context(handle))
 
-    The NO_BLOCK callback hot path, fused (each Python call costs about as much as a check): the common launch
-    (a live, subscribed stream of the current context, idle, check off) is resolved, built and posted here in
-    one LOCK hold, as ``Stream.enqueue`` posts it; anything else takes the general path, which makes every
-    check, raises its error and queues behind what the stream has.
+
+def post_no_block(fn, user_data, block_type: int, handle: int) -> bool:
+    """``launch_callback``'s hot path: True if the callback was posted, as ``launch_callback`` would have; False,
+    with nothing done, if the call is not the common one (which then goes the whole way).
+
+    The common call: a callable NO_BLOCK callback on a live, subscribed, idle stream of the current context, check
+    off. It is resolved, built and posted here in one LOCK hold, as ``Stream.enqueue`` posts it (each Python call
+    costs about as much as a check).
     """
     ctx = getattr(_context.local, "context", None)
     stream = streams.find(handle) if handle else getattr(ctx, "default_stream", None)
@@ -301,21 +323,18 @@ def launch_callback(fn, user_data, block_type: int, handle: int) -> None:
         or stream is None
         or stream.context is not ctx
         or ctx.destroyed
-        or fn is None
+        or not callable(fn)
         or checker.enabled
     ):
-        report.launch(fn, user_data, block_type, resolve_in_context(handle))
-        return
+        return False
     task = callback_task(fn, user_data)
     if not LOCK.acquire(False):
         _lock.acquire()
     try:
         sub = stream.subscription
-        idle = stream.state is StreamState.IDLE and not stream._tasks
-        if sub is None or not idle or stream.destroyed or stream.engine.stopped:
-            posted = False
-        else:  # what Stream.enqueue does for a NO_BLOCK callback on an idle stream, inline
-            posted = True
+        posted = sub is not None and stream.state is StreamState.IDLE and not stream._tasks
+        if posted and not (stream.destroyed or stream.engine.stopped):
+            # what Stream.enqueue does for a NO_BLOCK callback on an idle stream, inline
             task.seq = stream._next_seq
             stream._next_seq += 1
             task.stream = stream
@@ -324,13 +343,14 @@ def launch_callback(fn, user_data, block_type: int, handle: int) -> None:
                 task.reached_ns = trace.now_ns()
             sub.queue.put(task)
             stream._in_flight.append(task)
+        else:
+            posted = False
     finally:
         if _lock.SOON or _lock.DEFERRED:
             _lock.release()
         else:
             LOCK.release()
-    if not posted:
-        report.launch(fn, user_data, block_type, stream)
+    return posted
 
 
 def create_stream(priority: int = 0, flags: int = 0) -> int:

@@ -115,7 +115,8 @@ class Stream:
         # Invariant: _busy is the task the stream is waiting on (a running WORK task, an outstanding BLOCK
         # callback or an unsatisfied event wait); it is set exactly when state is RUNNING-with-work or HELD.
         self._busy: Task | None = None
-        self._here: Task | None = None  # the task of work run on the caller's thread (``run_here_if_idle``)
+        self._here = Task(TaskKind.WORK, "")  # the task of work run on the caller's thread (``run_here_if_idle``)
+        self._here.stream = self
         # Invariant: when ``_caught_up == _next_seq``, every task enqueued so far has finished. Set (under LOCK)
         # only where that holds: the end of work run here with nothing queued, busy or in flight. Every enqueue
         # moves ``_next_seq`` on, which only grows, so a value that was true stays equal exactly as long as it
@@ -221,13 +222,10 @@ class Stream:
             here = self.state is _IDLE and not self._tasks and not self.destroyed and not self.engine.stopped
             if here:
                 task = self._here
-                if task is None:
-                    task = self._here = Task(TaskKind.WORK, name)
                 task.name = name
                 task.thread = _get_ident()
                 task.seq = self._next_seq
                 self._next_seq += 1
-                task.stream = self
                 task.state = _TASK_RUNNING
                 self.state = _RUNNING
                 self._busy = task
