@@ -396,3 +396,39 @@ def test_a_wrapper_frame_is_not_the_programs_line():
     assert acl.rt.synchronize_stream.__code__.co_filename.startswith(_args._PACKAGE)
     assert acl.rt.synchronize_stream.__name__ == "synchronize_stream"
     assert acl.rt.synchronize_stream.__wrapped__.__code__.co_filename.endswith("rt.py")
+
+
+def test_a_wrapper_takes_its_shapes_code_at_its_first_call():
+    """Declaring compiles nothing (``import acl`` stays quick); the first call puts the shape's code in place, shared
+    by every wrapper of that shape and named after its own function."""
+
+    def f(a, b):
+        return None
+
+    def g(a, b):
+        return None
+
+    wrapped_f, wrapped_g = _args.api("kk")(f), _args.api("kk")(g)
+    stub = wrapped_f.__code__
+    assert wrapped_f(1, 2) == 0 and wrapped_g(3, 4) == 0
+    assert wrapped_f.__code__ is not stub and wrapped_f.__code__.co_name == "f" and wrapped_g.__code__.co_name == "g"
+    assert wrapped_f.__code__.co_code == wrapped_g.__code__.co_code
+    assert wrapped_f(-1, 2) == 0  # the parsed path of the same code
+
+
+def test_first_calls_from_many_threads_at_once_all_run():
+    import threading
+
+    ran: list[int] = []
+
+    def record(i):
+        ran.append(i)
+
+    wrapped = _args.api("k")(record)
+    start = threading.Barrier(8)
+    threads = [threading.Thread(target=lambda i=i: (start.wait(), wrapped(i))) for i in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
+    assert sorted(ran) == list(range(8))

@@ -265,7 +265,7 @@ def repeat(
         return False
     if type(out_desc_handles) is not list or type(out_bufs) is not list:
         return False
-    for handle in in_desc_handles:
+    for handle in in_desc_handles:  # one loop per list, written out: no tuple of the lists per call
         if type(handle) is not int:
             return False
     for handle in in_bufs:
