@@ -110,7 +110,11 @@ def publish_output(handle: int, index: int, acl_dtype: int, dims: tuple[int, ...
     current = dataset.tensor_descs.get(index)
     if current in dataset.owned_descs and current in _tensor_desc.tensor_descs:
         desc = _tensor_desc.get(current)
-        desc.dtype, desc.dims, desc.format = acl_dtype, tuple(dims), fmt
+        dims = tuple(dims)
+        if desc.dtype != acl_dtype or desc.dims != dims or desc.format != fmt:
+            desc.dtype, desc.dims, desc.format = acl_dtype, dims, fmt
+        # else unchanged, and its stamp with it: a model run again and again moves no version on (``versions``),
+        # which would make every call plan read its stamps again
         return
     if current is not None and current in _tensor_desc.tensor_descs:
         return

@@ -4,13 +4,19 @@ from __future__ import annotations
 
 import threading
 
-# Read directly (not through ``current``) by the callback hot path, ``device.resolve_in_context``.
-local = threading.local()
+
+class _Local(threading.local):
+    context = None  # what a thread that never set one reads: plain attribute reads, no getattr default
+
+
+# Read directly (not through ``current``) by the callback hot paths (``device.post_no_block``,
+# ``device.resolve_in_context``).
+local = _Local()
 
 
 def current():
     """The thread's current context, or None if it has none or it was destroyed."""
-    ctx = getattr(local, "context", None)
+    ctx = local.context
     if ctx is not None and ctx.destroyed:
         local.context = None
         return None

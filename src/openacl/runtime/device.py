@@ -288,7 +288,7 @@ def caught_up(handle: int) -> bool:
 
 def resolve_in_context(handle: int) -> Stream:
     """As ``resolve``, for the callback calls, which CANN checks against the current context."""
-    ctx = getattr(_context.local, "context", None)  # the hot path: what _context.current() does, inline
+    ctx = _context.local.context  # the hot path: what _context.current() does, inline
     if ctx is None or ctx.destroyed:
         ctx = _context.current()
         if ctx is None:
@@ -316,7 +316,7 @@ def post_no_block(fn, user_data, block_type: int, handle: int) -> bool:
     off. It is resolved, built and posted here in one LOCK hold, as ``Stream.enqueue`` posts it (each Python call
     costs about as much as a check).
     """
-    ctx = getattr(_context.local, "context", None)
+    ctx = _context.local.context
     stream = streams.find(handle) if handle else getattr(ctx, "default_stream", None)
     if (
         block_type != report.ACL_CALLBACK_NO_BLOCK
