@@ -17,9 +17,10 @@ A function declared with the empty format ``""`` takes no arguments and, like py
 ``PyArg_ParseTuple``, ignores any positional arguments it is given; keyword arguments still fail the parse
 (every pyACL entry is ``METH_VARARGS``, so CPython itself refuses them).
 
-Each wrapper's code is written out for its function when it is declared (``_wrapper``): the common call (every
-argument a plain int in range, a plain ASCII str, or an ``O``) is tested by name in one expression and passed on
-by position, with no parse; anything else goes through ``parse``. Both paths end alike. The wrappers of
+Each wrapper's code is written out for its shape (format, return convention) and compiled at the first call of
+a wrapper of that shape (``_wrapper``): the common call (every argument a plain int in range, a plain ASCII str,
+or an ``O``) is tested by name in one expression and passed on by position, with no parse; anything else goes
+through ``parse``. Both paths end alike. The wrappers of
 the hot calls (``execute_v2``, ``synchronize_stream``, ``launch_callback``) first try a runtime function that does
 the common call whole (``api``'s ``first``), one Python frame less, which on a call of a few microseconds is a
 measurable share.
@@ -243,7 +244,7 @@ def warn(message: str) -> None:
     warnings.warn(message, Warning, stacklevel=level)
 
 
-# The wrapper's code, written out per function: its arguments unpacked and tested by name, the body called with
+# The wrapper's code, written out per shape: its arguments unpacked and tested by name, the body called with
 # them by position, and its return convention fixed (a loop, a ``*args`` call and a test of ``returns`` on every
 # call cost as much as a small body). Its two halves differ only in how the arguments get there.
 _WRAPPER = """\
