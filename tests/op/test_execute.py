@@ -396,3 +396,21 @@ def test_reset_drops_compiled_ops_and_handles(add, stream):
     execute.reset()
     assert compiled.cache.statistics()["entries"] == 0
     assert acl.op.execute_with_handle(handle, add.ins, add.outs, stream) == INVALID
+
+
+def test_regression_ctrl_c_during_a_small_operator_interrupts_the_program(add, stream, monkeypatch):
+    """A small operator runs on the calling thread: a KeyboardInterrupt there reaches the program (the first call
+    and a repeat by its plan alike), and the stream reports the interrupted operator once."""
+    assert add.run(stream) == 0 and acl.rt.synchronize_stream(stream) == 0
+
+    def interrupted(*args) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(execute, "_run", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        add.run(stream)  # a repeat, by its plan
+    assert acl.rt.synchronize_stream(stream) == AclCode.ACL_ERROR_RT_INTERNAL_ERROR
+    assert acl.rt.synchronize_stream(stream) == 0
+    monkeypatch.undo()
+    assert add.run(stream) == 0 and acl.rt.synchronize_stream(stream) == 0
+    np.testing.assert_array_equal(add.result(), add.a + add.b)

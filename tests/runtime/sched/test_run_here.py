@@ -170,3 +170,21 @@ def test_synchronize_streams_first_test_leaves_checking_to_the_whole_call(stream
     assert s.run_here_if_idle("here", lambda: None, ()) is True
     assert stream_mod.caught_up(stream) is False
     assert acl.rt.synchronize_stream(stream) == 0
+
+
+def test_regression_a_keyboard_interrupt_in_work_run_here_reaches_the_caller(stream):
+    """Ctrl-C while a small operator runs on the calling thread interrupts the program, as it would have had the
+    operator run elsewhere: it is not kept as the stream's failure alone. The stream is left idle and usable, and
+    reports the interrupted task at the next synchronize."""
+    s = stream_mod.resolve(stream)
+
+    def interrupted() -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        s.run_here_if_idle("interrupted", interrupted, ())
+    assert s.state is StreamState.IDLE and s.query() == ACL_STREAM_STATUS_COMPLETE
+    assert acl.rt.synchronize_stream(stream) == AclCode.ACL_ERROR_RT_INTERNAL_ERROR
+    assert acl.rt.synchronize_stream(stream) == 0
+    ran = []
+    assert s.run_here_if_idle("after", ran.append, (1,)) is True and ran == [1]

@@ -207,7 +207,8 @@ class Stream:
         While it runs the stream is RUNNING with the task as ``_busy``, marked so under LOCK before the work
         starts, just as when an engine thread runs it: tasks enqueued meanwhile by any thread queue behind it,
         ``synchronize`` waits for it, and a failure is the stream's (logged, the failure hooks, the next
-        synchronize), reported exactly as from an engine thread. The task never holds the work: the caller's
+        synchronize), reported exactly as from an engine thread; a KeyboardInterrupt or SystemExit then reaches
+        the caller too, as it would have on its own thread. The task never holds the work: the caller's
         references to it (and to whatever it holds) go on the caller's thread, with no lock held, so nothing is
         buried. Two LOCK holds in all, each with nothing to defer on success (the hot path of small operators).
 
@@ -237,7 +238,7 @@ class Stream:
         start = trace.now_ns() if trace.recorder is not None else 0
         try:
             work(*args)
-        except BaseException as exc:  # as on an engine thread: the stream's failure, never the caller's exception
+        except BaseException as exc:  # as on an engine thread: the stream's failure ...
             failure = _kept(exc)
         if start and trace.recorder is not None:
             tracing.work(task, start)
@@ -261,6 +262,10 @@ class Stream:
                 _lock.release()
             else:
                 LOCK.release()
+        if failure is not None and not isinstance(failure, Exception):
+            # ... and a KeyboardInterrupt or SystemExit is the caller's too: it was meant for this thread, which
+            # happened to be running the work (the stream recorded the interrupted task as failed)
+            raise failure
         return True
 
     # ----- advancing (LOCK held) -----
