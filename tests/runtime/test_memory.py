@@ -457,3 +457,42 @@ def test_enqueue_copy_checks_before_queueing(dev, stream, host):
     raises_code(INVALID, copies.enqueue_fill, s, b, 8, 0, 9)
     raises_code(INVALID, copies.enqueue_fill, s, 0x10, 8, 0, 8)
     assert s.statistics()["enqueued"] == before
+
+
+class _CallsBackWhenFreed:
+    """A user object whose finalizer looks an address up in ``space``: user code, run wherever its last reference
+    goes."""
+
+    def __init__(self, space: memory.AddressSpace, ran: list) -> None:
+        self.space, self.ran = space, ran
+
+    def __del__(self) -> None:
+        self.space.find(0, 1)
+        self.ran.append(True)
+
+
+def _finishes(action) -> bool:
+    """Whether ``action`` returns within 10 s (a deadlock would hang a daemon thread, not the suite)."""
+    thread = threading.Thread(target=action, daemon=True)
+    thread.start()
+    thread.join(10)
+    return not thread.is_alive()
+
+
+def test_regression_a_region_swept_or_cleared_lets_go_of_its_object_after_the_lock():
+    """The sweep of unreferenced user regions and a reset drop the last reference to the user's object: its
+    finalizer may call back into the memory table, so the table's lock is released first."""
+    for drop in ("sweep", "clear"):
+        space, ran = memory.AddressSpace(), []
+
+        def fill(space=space, ran=ran, count=8 if drop == "clear" else 256) -> None:
+            for i in range(count):
+                owner = _CallsBackWhenFreed(space, ran)
+                space.add(memory.Region(0x1000 * (i + 1), 16, memory.Kind.USER, owner, owner=owner))
+                del owner
+
+        assert _finishes(fill)
+        if drop == "clear":
+            assert _finishes(space.clear) and len(ran) == 8
+        else:
+            assert len(ran) == 255  # the 256th add swept the 255 held by the table alone (the adder held the last)

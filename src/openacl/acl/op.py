@@ -162,9 +162,8 @@ def _lists(qualname: str, **lists: object) -> list[list[int]]:
     return [handle_list(value, qualname, name) for name, value in lists.items()]
 
 
-@api("sOOOOkk", first=_execute.repeat)  # the hot call: a repeat of an earlier one, by its plan
-def execute_v2(op_type, input_desc, inputs, output_desc, outputs, attr, stream):
-    q = "acl.op.execute_v2"
+def _execute_whole(q: str, op_type, input_desc, inputs, output_desc, outputs, attr, stream) -> None:
+    """``execute_v2`` and ``execute`` when the call is not a plain repeat (``repeat`` said no): every check."""
     _execute.execute(
         op_type,
         handle_list(input_desc, q, "input_desc"),
@@ -176,12 +175,14 @@ def execute_v2(op_type, input_desc, inputs, output_desc, outputs, attr, stream):
     )
 
 
+@api("sOOOOkk", first=_execute.repeat)  # the hot call: a repeat of an earlier one, by its plan
+def execute_v2(op_type, input_desc, inputs, output_desc, outputs, attr, stream):
+    _execute_whole("acl.op.execute_v2", op_type, input_desc, inputs, output_desc, outputs, attr, stream)
+
+
 @api("sOOOOkk", first=_execute.repeat)
 def execute(op_type, input_desc, inputs, output_desc, outputs, attr, stream):
-    descs_in, bufs_in, descs_out, bufs_out = _lists(
-        "acl.op.execute", input_desc=input_desc, inputs=inputs, output_desc=output_desc, outputs=outputs
-    )
-    _execute.execute(op_type, descs_in, bufs_in, descs_out, bufs_out, attr, stream)
+    _execute_whole("acl.op.execute", op_type, input_desc, inputs, output_desc, outputs, attr, stream)
 
 
 @api("sOOk")

@@ -370,7 +370,9 @@ def destroy_channel(handle: int) -> None:
     finally:
         with _lifetime:
             channel.desc.channel = None
-            channel.desc.callback = None  # pyACL drops the stored callable with the channel
+            # pyACL drops the stored callable with the channel; its last reference goes after the lock
+            callback, channel.desc.callback = channel.desc.callback, None
+        del callback
         if checker.enabled:
             checker.on_destroy("venc channel", handle)
 

@@ -103,6 +103,7 @@ class CallbackChannel:
         self.closed = False
         self.dropped = 0  # frames whose callback could not be launched: they never run
         self.notes: list[str] = []  # warnings made under self.lock, logged by emit() once it is released
+        self._refused: list[Pending] = []  # records whose callback was refused, let go of by emit() (see launch)
         self._unreported = 0  # dropped frames no warning has counted yet
         self._drop_reason = ""
 
@@ -135,14 +136,18 @@ class CallbackChannel:
             self.dropped += 1
             self._unreported += 1
             self._drop_reason = str(exc)
+            self._refused.append(record)  # it holds the callback and its user_data: not let go under self.lock
         else:
             self.launched += 1
 
     def emit(self) -> None:
-        """Log what was noted under ``self.lock`` (call without it: logging handlers are user code)."""
+        """Log what was noted under ``self.lock``, and let go of refused records (call without it: logging handlers
+        and finalizers are user code)."""
         with self.lock:
             notes, self.notes = self.notes, []
             dropped, reason, self._unreported = self._unreported, self._drop_reason, 0
+            refused, self._refused = self._refused, []
+        del refused  # the last references to refused callbacks and their user_data may go now
         for note in notes:
             log.warning("%s", note)
         if dropped:

@@ -302,13 +302,11 @@ def execute(
     attr_handle: int,
     stream_handle: int,
 ) -> None:
-    """``aclopExecuteV2``: run one operator asynchronously on a stream.
+    """``aclopExecuteV2``, the whole way: run one operator asynchronously on a stream.
 
-    A call whose handles and everything behind them are as in an earlier call takes that call's plan (``plan``):
-    what is left to do is the stream (resolved per call) and the queueing. Any other call is worked out and
-    checked in full, and leaves its plan for the next."""
-    if repeat(op_type, in_desc_handles, in_bufs, out_desc_handles, out_bufs, attr_handle, stream_handle):
-        return
+    The call is worked out and checked in full, and leaves its plan for the next identical call, which takes it
+    (``repeat``, which the facade tries first). A call whose output descs get their real shapes written here
+    leaves none: its descs change with the call, so the plan would never match."""
     _check_lengths(in_desc_handles, in_bufs, out_desc_handles, out_bufs)
     epoch = versions.epoch  # before any stamp (versions)
     in_descs, out_descs = _descs(in_desc_handles), _descs(out_desc_handles)
@@ -316,8 +314,12 @@ def execute(
     seen = [(obj, obj.version) for obj in (*in_descs, *out_descs, attr)]  # stamps first, then contents
     stream = resolve_stream(stream_handle)
     compiled = cache.get(op_type, in_descs, out_descs, attr)
+    rewritten = not all(desc.is_static for desc in out_descs)  # bind writes the real shapes into these
     plan, pins = bind(compiled, in_descs, in_bufs, out_descs, out_bufs, seen, epoch)
-    plans.put((op_type, attr_handle, *in_desc_handles, None, *in_bufs, None, *out_desc_handles, None, *out_bufs), plan)
+    if not rewritten:  # the key as ``repeat`` builds it
+        plans.put(
+            (op_type, attr_handle, *in_desc_handles, None, *in_bufs, None, *out_desc_handles, None, *out_bufs), plan
+        )
     _queue(plan, pins, stream)
 
 

@@ -146,7 +146,7 @@ def site() -> Site:
     while frame is not None and len(frames) < _SITE_DEPTH:
         code = frame.f_code
         file = code.co_filename
-        if not (file.startswith(_PACKAGE_DIR) or file.endswith(_RUNNER_FILES) or any(d in file for d in _RUNNER_DIRS)):
+        if _is_programs(file):
             frames.append((file, frame.f_lineno or 0, code.co_name))
         frame = frame.f_back
     return tuple(frames)

@@ -96,6 +96,7 @@ class AddressSpace:
         self.generation = 0
 
     def add(self, region: Region) -> None:
+        swept: list[Region] = []  # let go after the lock: a swept region may hold an object's last reference
         with self._lock:
             self.generation += 1
             i = bisect.bisect_right(self._starts, region.addr)
@@ -104,7 +105,8 @@ class AddressSpace:
             if region.kind is Kind.USER:
                 self._user_count += 1
                 if self._user_count >= self._next_sweep:
-                    self._sweep_locked()
+                    swept = self._sweep_locked()
+        del swept
 
     def add_user_once(self, region: Region) -> None:
         """``add`` a USER region, unless this very object is already registered over the same range."""
@@ -122,10 +124,12 @@ class AddressSpace:
                 i += 1
         self.add(region)
 
-    def _sweep_locked(self) -> None:
-        """Forget USER regions whose object nobody but us references any more."""
+    def _sweep_locked(self) -> list[Region]:
+        """Forget USER regions whose object nobody but us references any more; returns the old table, for the caller
+        to let go of after the lock (the last reference to such an object, whose finalizer is user code)."""
         self.generation += 1
         keep_starts, keep_regions = [], []
+        swept = self._regions
         for start, region in zip(self._starts, self._regions, strict=True):
             # References: region.owner, region.keep (often the same object), and getrefcount's argument.
             ours = 2 + (region.keep is region.owner)
@@ -136,6 +140,7 @@ class AddressSpace:
         self._starts, self._regions = keep_starts, keep_regions
         self._user_count = sum(1 for r in keep_regions if r.kind is Kind.USER)
         self._next_sweep = max(256, 2 * self._user_count)
+        return swept
 
     def remove_start(self, addr: int, kind: Kind) -> Region:
         with self._lock:
@@ -193,9 +198,10 @@ class AddressSpace:
         with self._lock:
             self.generation += 1
             count = len(self._regions)
-            self._starts, self._regions = [], []
+            dropped, self._starts, self._regions = self._regions, [], []
             self._user_count = 0
             self._next_sweep = 256
+        del dropped  # after the lock: a region may hold an object's last reference (its finalizer is user code)
         return count
 
     def remove_device(self, device_id: int) -> int:
