@@ -238,3 +238,30 @@ def test_regression_a_graph_running_on_another_thread_at_fork_was_running_for_ev
         release.set()
         runner.join(30)
     assert answer == f"{int(S.SUCCESS)} {int(S.SUCCESS)}"
+
+
+@pytest.mark.subprocess
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_regression_a_callback_that_forks_left_run_graph_raising_in_the_child(train):
+    """A Summary callback runs while its graph's run lock is held; a child forked there got that lock made free, and
+    its run_graph, returning from the callback, released it again: a raw RuntimeError out of run_graph. The child's
+    run now ends as the parent's does."""
+    parent, (read, write) = os.getpid(), os.pipe()
+
+    def summary(graph_id, params) -> int:
+        os.fork()  # parent and child both return from the callback
+        return 0
+
+    assert train.register_callback_func("Summary", summary) == S.SUCCESS
+    assert train.add_graph(1, step_graph()) == S.SUCCESS
+    try:
+        status = str(int(train.run_graph(1, [ones(2, 3)])[1]))
+    except BaseException as exc:  # what the child saw, sent to the parent
+        status = f"raised {type(exc).__name__}: {exc}"
+    if os.getpid() != parent:
+        os.write(write, status.encode())
+        os._exit(0)
+    os.close(write)
+    os.wait()
+    assert status == str(int(S.SUCCESS))
+    assert os.read(read, 200).decode() == str(int(S.SUCCESS))

@@ -54,16 +54,10 @@ def check_inputs(specs: Sequence[InputSpec], inputs: Sequence[Any]) -> tuple[lis
     return arrays, None
 
 
-def read_only(array: np.ndarray) -> np.ndarray:
-    """A read-only view: callbacks see the data without being able to change what the session holds."""
-    view = array.view()
-    view.setflags(write=False)  # (half the cost of assigning flags.writeable)
-    return view
-
-
 def read_only_dict(results: list[np.ndarray], named: Sequence[tuple[str, int, bool]]) -> dict[str, np.ndarray]:
-    """``{name: read_only(results[i])}`` for each ``(name, i, copy)``, of a copy where ``copy`` (spelled out: every
-    train-mode run makes one)."""
+    """``{name: a read-only view of results[i]}`` for each ``(name, i, copy)``, of a copy where ``copy``: callbacks
+    see the data without being able to change what the session holds (``setflags``: half the cost of assigning
+    ``flags.writeable``; a loop spelled out: every train-mode run makes one)."""
     params = {}
     for name, i, copy in named:
         view = results[i].copy() if copy else results[i].view()

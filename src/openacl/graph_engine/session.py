@@ -22,6 +22,7 @@ Where the CANN documentation and GE's code differ, openacl follows the documenta
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import time
 import weakref
@@ -59,6 +60,14 @@ Callback = Callable[[int, dict[str, np.ndarray]], Any]
 DoneCallback = Callable[[int, list[np.ndarray]], Any]
 
 _session_ids = itertools.count(1)
+
+
+def _release_run(run_lock: Any) -> None:
+    """End a graph's run: release its run lock. A Summary or Save callback (user code, run while the lock is held)
+    may fork; the child's run lock was made free at the fork (``atfork``), so the child, returning from that
+    callback, has nothing to release."""
+    with contextlib.suppress(RuntimeError):  # "release unlocked lock": only in such a child
+        run_lock.release()
 
 
 class _GraphEntry:
@@ -225,7 +234,7 @@ class Session:
         except GeError as exc:
             raise one_line("RunGraph", exc) from None
         finally:
-            plan.run_lock.release()
+            _release_run(plan.run_lock)
 
     @names_api("RunGraph")
     def _run_graph(self, graph_id: int, inputs: Sequence[Any]) -> list[np.ndarray]:
@@ -237,7 +246,7 @@ class Session:
         try:
             return self._run(entry, inputs, fire=self.train, keep_at=version)
         finally:
-            entry.run_lock.release()
+            _release_run(entry.run_lock)
 
     @names_api("RunGraphAsync")
     def run_graph_async(self, graph_id: int, inputs: Sequence[Any], done: DoneCallback) -> None:
@@ -345,7 +354,7 @@ class Session:
                 try:
                     results = self._run(entry, feeds, fire=False)
                 finally:
-                    entry.run_lock.release()
+                    _release_run(entry.run_lock)
             except GeError as exc:
                 raise AclError(AclCode.ACL_ERROR_RT_MODEL_EXECUTE, f"GE graph {graph_id}: {exc.detail}") from None
             for tensor, value in zip(outputs, results, strict=True):
@@ -656,7 +665,7 @@ class Session:
             try:
                 outputs = self._run(entry, arrays, fire=False)
             finally:
-                entry.run_lock.release()
+                _release_run(entry.run_lock)
         except GeError as exc:
             line = one_line("RunGraphAsync", exc)
             log.log(line.level, "%s", line.detail)
