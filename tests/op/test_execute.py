@@ -327,12 +327,15 @@ def test_set_max_op_queue_num():
     assert acl.op.set_max_op_queue_num(0) == INVALID
 
 
-def test_enqueue_is_the_one_way_to_the_stream():
-    """The scheduler rewrite repoints this one function; execute_v2 reaches the stream through it only."""
+def test_enqueue_and_the_repeat_are_the_two_ways_to_the_stream():
+    """execute_v2 reaches the stream through ``enqueue`` and, for a repeated call run here, ``repeat`` only."""
     import inspect
 
     source = inspect.getsource(execute)
     assert source.count(".enqueue(") == 1 and source.count(".run_here_if_idle(") == 1
+    run_here = "stream.run_held if plan.held else stream.run_here\n"
+    assert source.count("stream.run_") == 1 + 2 * source.count(run_here)
+    assert run_here in inspect.getsource(execute.repeat)
     helper = inspect.getsource(execute.enqueue)
     assert ".enqueue(" in helper and ".run_here_if_idle(" in helper
 
@@ -406,7 +409,7 @@ def test_regression_ctrl_c_during_a_small_operator_interrupts_the_program(add, s
     def interrupted(*args) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(execute, "_run", interrupted)
+    monkeypatch.setattr(compiled.CompiledOp, "run_into", interrupted)  # onnxruntime's run, on either path
     with pytest.raises(KeyboardInterrupt):
         add.run(stream)  # a repeat, by its plan
     assert acl.rt.synchronize_stream(stream) == AclCode.ACL_ERROR_RT_INTERNAL_ERROR

@@ -17,6 +17,7 @@ from openacl.errors import AclCode
 from openacl.op import compiled, execute, plan
 from openacl.op import tensor_desc as _desc
 from openacl.runtime import memory
+from openacl.runtime.sched.lock import LOCK
 from tests.op.conftest import desc_for, from_device, make_attr, to_device
 
 F32 = np.float32
@@ -363,3 +364,61 @@ def test_a_bool_or_int_subclass_handle_takes_the_whole_way_and_runs(stream):
     assert ret == 0 and acl.rt.synchronize_stream(stream) == 0
     assert compiled.cache.statistics()["hits"] == 1
     np.testing.assert_array_equal(add.result(), x + x)
+
+
+def _spy_on_runs(monkeypatch) -> list[tuple[bool, str]]:
+    """Each onnxruntime run of an operator: whether the scheduling lock was held, and on which thread."""
+    runs: list[tuple[bool, str]] = []
+    real = compiled.CompiledOp.run_into
+
+    def run_into(self, key):
+        runs.append((LOCK.locked(), threading.current_thread().name))
+        return real(self, key)
+
+    monkeypatch.setattr(compiled.CompiledOp, "run_into", run_into)
+    return runs
+
+
+def test_a_tiny_repeat_runs_with_the_scheduling_lock_held_and_a_bigger_one_without(stream, monkeypatch):
+    """A repeated call of an operator moving at most ``HELD_LIMIT`` bytes runs in one hold of the scheduling lock
+    (``Stream.run_held``); the first call, and a bigger small operator, run here in two holds; either way on the
+    calling thread, with the right result."""
+    runs = _spy_on_runs(monkeypatch)
+    here = threading.current_thread().name
+    x = np.arange(16, dtype=F32)
+    tiny = Call("Add", [x, x], (16,))
+    assert tiny(stream) == 0 and tiny(stream) == 0
+    assert runs == [(False, here), (True, here)]
+    np.testing.assert_array_equal(tiny.result(), x + x)
+    big = np.ones((64, 64), F32)  # 48 KiB in and out: past HELD_LIMIT, within INLINE_LIMIT
+    bigger = Call("Add", [big, big], (64, 64))
+    runs.clear()
+    assert bigger(stream) == 0 and bigger(stream) == 0
+    assert runs == [(False, here), (False, here)]
+    np.testing.assert_array_equal(bigger.result(), big + big)
+
+
+def test_no_repeat_runs_held_where_operators_are_never_run_here(stream, monkeypatch):
+    """``OPENACL_OP_INLINE_BYTES=0`` (every operator on an engine thread) holds for tiny repeats too."""
+    monkeypatch.setattr(execute, "INLINE_LIMIT", 0)
+    runs = _spy_on_runs(monkeypatch)
+    x = np.arange(16, dtype=F32)
+    tiny = Call("Add", [x, x], (16,))
+    assert tiny(stream) == 0 and tiny(stream) == 0
+    assert [held for held, _ in runs] == [False, False]
+    assert all(name.startswith("openacl-engine") for _, name in runs)
+
+
+def test_a_repeat_in_place_over_an_input_runs_here_unheld_and_copies(stream, monkeypatch):
+    """An output over an input is copied after the run (``_run``): such a plan is not run held."""
+    runs = _spy_on_runs(monkeypatch)
+    x = np.arange(16, dtype=F32)
+    ptr = to_device(x)
+    desc = desc_for(x)
+    buf = acl.create_data_buffer(ptr, x.nbytes)
+    attr = make_attr({})
+    for _ in range(2):
+        assert acl.op.execute_v2("Add", [desc, desc], [buf, buf], [desc], [buf], attr, stream) == 0
+        assert acl.rt.synchronize_stream(stream) == 0
+    assert [held for held, _ in runs] == [False, False]
+    np.testing.assert_array_equal(from_device(ptr, F32, (16,)), x * 4)

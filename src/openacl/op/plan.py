@@ -75,11 +75,13 @@ class Plan:
     writes: tuple[tuple[int, int], ...] = field(init=False)
     moved: int = field(init=False)  # bytes in and out: what decides whether it may run on the calling thread ...
     inline_limit: InitVar[int] = 0  # ... the most it may move to do so ...
-    small: bool = field(init=False)  # ... and whether it does
+    small: bool = field(init=False)  # ... and whether it does;
+    held_limit: InitVar[int] = 0  # the most it may move to run with the scheduling lock held ...
+    held: bool = field(init=False)  # ... and whether it does (``Stream.run_held``)
     copies: bool = field(init=False)  # whether an output is copied after the run (not written in place)
     referents: Callable[[tuple[weakref.ref, ...]], tuple] = field(init=False)  # refs' referents, in one call
 
-    def __post_init__(self, inline_limit: int) -> None:
+    def __post_init__(self, inline_limit: int, held_limit: int) -> None:
         self.name = f"op:{self.compiled.op_type}"
         self.direct = tuple(out.addr if out.direct else None for out in self.outputs)
         self.buffers = (self.inputs, self.direct)
@@ -87,6 +89,7 @@ class Plan:
         self.writes = tuple((out.addr, out.need) for out in self.outputs)
         self.moved = self.compiled.input_bytes + sum(out.size for out in self.outputs)
         self.small = self.moved <= inline_limit
+        self.held = self.small and self.moved <= held_limit
         self.copies = None in self.direct
         self.referents = _referents(len(self.refs))
 
@@ -98,14 +101,17 @@ class PlanCache:
     def __init__(self, capacity: int = CAPACITY) -> None:
         self.capacity = capacity
         self._lock = atfork.lock()
+        # Invariant: _plans is only ever changed in place (never rebound), so ``find`` stays its lookup.
         self._plans: dict[Hashable, Plan] = {}
+        #: The plan made for ``key``, or None, as it is: no stamp, generation or region looked at (``take`` does).
+        self.find: Callable[[Hashable], Plan | None] = self._plans.get
 
     def take(self, key: Hashable) -> tuple[Plan, tuple[memory.Region, ...]] | None:
         """The plan for ``key`` with its pins for one call (strong references to its regions, which hold the
         bytes until the call's task ran), if nothing it was worked out from has changed since: the memory table's
         generation and every stamp are as the plan saw them (``versions``), and no region of it is gone."""
         epoch = versions.epoch  # first: see versions' invariant
-        plan = self._plans.get(key)
+        plan = self.find(key)
         if plan is None or memory.space.generation != plan.generation:
             return None
         if epoch != plan.epoch:
@@ -126,7 +132,8 @@ class PlanCache:
 
     def clear(self) -> None:
         with self._lock:
-            dropped, self._plans = self._plans, {}
+            dropped = list(self._plans.values())  # let go after the lock, as in put
+            self._plans.clear()
         del dropped
 
     def __len__(self) -> int:

@@ -1,4 +1,5 @@
-"""``Stream.run_here_if_idle``: work run on the calling thread keeps every stream guarantee."""
+"""``Stream.run_here_if_idle`` and ``Stream.run_held``: work run on the calling thread keeps every stream guarantee,
+in two holds of LOCK or in one held across the work."""
 
 from __future__ import annotations
 
@@ -7,37 +8,50 @@ import threading
 import pytest
 
 import acl
+from openacl import trace
 from openacl.errors import AclCode, AclError
 from openacl.runtime import device as stream_mod
-from openacl.runtime.sched.stream import ACL_STREAM_STATUS_COMPLETE, StreamState
+from openacl.runtime.sched.lock import LOCK
+from openacl.runtime.sched.stream import ACL_STREAM_STATUS_COMPLETE, Stream, StreamState
 from openacl.runtime.sched.task import work_task
 
 
-def test_idle_stream_runs_the_work_here(stream):
+def _held(s: Stream, name: str, work, args: tuple) -> bool:
+    """``run_held`` of ``work(*args)``."""
+    return s.run_held(name, lambda packed: work(*packed), args)
+
+
+@pytest.fixture(params=["two_holds", "one_hold"])
+def run_here(request):
+    """Either way of running work here, as ``run_here_if_idle(stream, name, work, args)``."""
+    return Stream.run_here_if_idle if request.param == "two_holds" else _held
+
+
+def test_idle_stream_runs_the_work_here(stream, run_here):
     s = stream_mod.resolve(stream)
     ran = []
-    assert s.run_here_if_idle("here", lambda *args: ran.append((threading.current_thread(), args)), (1, 2)) is True
+    assert run_here(s, "here", lambda *args: ran.append((threading.current_thread(), args)), (1, 2)) is True
     assert ran == [(threading.current_thread(), (1, 2))]
     assert s.query() == ACL_STREAM_STATUS_COMPLETE
     assert s.statistics()["enqueued"] == s.statistics()["done_through"] == 1  # a task of the stream's order
 
 
-def test_busy_stream_leaves_the_work_to_the_caller(stream):
+def test_busy_stream_leaves_the_work_to_the_caller(stream, run_here):
     s = stream_mod.resolve(stream)
     gate, order = threading.Event(), []
     s.enqueue(work_task("gate", lambda: (gate.wait(10), order.append("gate"))))
-    assert s.run_here_if_idle("second", order.append, ("second",)) is False
+    assert run_here(s, "second", order.append, ("second",)) is False
     gate.set()
     s.synchronize()
     assert order == ["gate"]  # not run, not queued: the caller enqueues it
 
 
-def test_a_destroyed_stream_runs_nothing_here(stream):
+def test_a_destroyed_stream_runs_nothing_here(stream, run_here):
     s = stream_mod.resolve(stream)
     ran = []
     s.destroyed = True
     try:
-        assert s.run_here_if_idle("here", ran.append, (1,)) is False
+        assert run_here(s, "here", ran.append, (1,)) is False
         with pytest.raises(AclError):  # the caller's enqueue then refuses it with the stream's code
             s.enqueue(work_task("after", lambda: None))
     finally:
@@ -71,27 +85,27 @@ def test_work_enqueued_while_it_runs_here_waits_behind_it(stream):
     assert done.is_set() and order == ["here", "after"]
 
 
-def test_a_failure_here_is_the_streams(stream):
+def test_a_failure_here_is_the_streams(stream, run_here):
     s = stream_mod.resolve(stream)
 
     def fail() -> None:
         raise RuntimeError("boom")
 
-    assert s.run_here_if_idle("fails", fail, ()) is True
+    assert run_here(s, "fails", fail, ()) is True
     with pytest.raises(AclError) as raised:
         s.synchronize()
     assert raised.value.code == AclCode.ACL_ERROR_RT_INTERNAL_ERROR
     assert acl.rt.synchronize_stream(stream) == 0  # reported once
 
 
-def test_regression_idle_synchronize_reports_a_failure_once(stream):
+def test_regression_idle_synchronize_reports_a_failure_once(stream, run_here):
     """The idle stream's synchronize (one try of LOCK, no wait) takes the failure out as the waiting path does."""
     s = stream_mod.resolve(stream)
 
     def fail() -> None:
         raise AclError(AclCode.ACL_ERROR_FAILURE, "boom")
 
-    assert s.run_here_if_idle("fails", fail, ()) is True
+    assert run_here(s, "fails", fail, ()) is True
     assert s.query() == ACL_STREAM_STATUS_COMPLETE
     with pytest.raises(AclError) as raised:
         s.synchronize()  # idle already: the fast path raises it
@@ -104,10 +118,10 @@ def test_regression_idle_synchronize_reports_a_failure_once(stream):
     s.synchronize()
 
 
-def test_synchronize_after_work_here_still_waits_for_work_enqueued_since(stream):
+def test_synchronize_after_work_here_still_waits_for_work_enqueued_since(stream, run_here):
     """A stream caught up after work run here is synchronized without LOCK only while nothing was enqueued since."""
     s = stream_mod.resolve(stream)
-    assert s.run_here_if_idle("here", lambda: None, ()) is True
+    assert run_here(s, "here", lambda: None, ()) is True
     s.synchronize()  # caught up: returns at once
     gate, done = threading.Event(), threading.Event()
     other = threading.Thread(target=lambda: s.enqueue(work_task("gate", lambda: gate.wait(10))))
@@ -121,7 +135,7 @@ def test_synchronize_after_work_here_still_waits_for_work_enqueued_since(stream)
     assert done.is_set()
 
 
-def test_regression_a_failure_left_before_work_here_is_still_reported(stream):
+def test_regression_a_failure_left_before_work_here_is_still_reported(stream, run_here):
     """Work run here that succeeds does not hide a failure an earlier task left for the next synchronize."""
     s = stream_mod.resolve(stream)
 
@@ -134,18 +148,18 @@ def test_regression_a_failure_left_before_work_here_is_still_reported(stream):
     gate.set()
     while s.query() != ACL_STREAM_STATUS_COMPLETE or s.state is not StreamState.IDLE:
         threading.Event().wait(0.001)
-    assert s.run_here_if_idle("here", lambda: None, ()) is True
+    assert run_here(s, "here", lambda: None, ()) is True
     with pytest.raises(AclError) as raised:
         s.synchronize()
     assert raised.value.code == AclCode.ACL_ERROR_FAILURE
     s.synchronize()
 
 
-def test_synchronize_streams_first_test_is_the_lock_free_one(stream):
+def test_synchronize_streams_first_test_is_the_lock_free_one(stream, run_here):
     """``synchronize_stream``'s hot path (``device.caught_up``) says done only where ``Stream.synchronize``'s first
     test does: a caught-up stream with no failure to report; anything else is the whole call's."""
     s = stream_mod.resolve(stream)
-    assert s.run_here_if_idle("here", lambda: None, ()) is True
+    assert run_here(s, "here", lambda: None, ()) is True
     assert stream_mod.caught_up(stream) is True
     assert stream_mod.caught_up(0) is False  # the default stream: resolved by the whole call
     assert stream_mod.caught_up(stream + 1) is False  # no such stream: the whole call's error
@@ -153,7 +167,7 @@ def test_synchronize_streams_first_test_is_the_lock_free_one(stream):
     def fail() -> None:
         raise AclError(AclCode.ACL_ERROR_FAILURE, "boom")
 
-    assert s.run_here_if_idle("fails", fail, ()) is True
+    assert run_here(s, "fails", fail, ()) is True
     assert stream_mod.caught_up(stream) is False  # a failure to report
     assert acl.rt.synchronize_stream(stream) == AclCode.ACL_ERROR_FAILURE
     assert stream_mod.caught_up(stream) is False  # a failed run leaves the lock-free test unset: LOCK's decides
@@ -165,14 +179,14 @@ def test_synchronize_streams_first_test_is_the_lock_free_one(stream):
     assert acl.rt.synchronize_stream(stream) == 0
 
 
-def test_synchronize_streams_first_test_leaves_checking_to_the_whole_call(stream, checking):
+def test_synchronize_streams_first_test_leaves_checking_to_the_whole_call(stream, checking, run_here):
     s = stream_mod.resolve(stream)
-    assert s.run_here_if_idle("here", lambda: None, ()) is True
+    assert run_here(s, "here", lambda: None, ()) is True
     assert stream_mod.caught_up(stream) is False
     assert acl.rt.synchronize_stream(stream) == 0
 
 
-def test_regression_a_keyboard_interrupt_in_work_run_here_reaches_the_caller(stream):
+def test_regression_a_keyboard_interrupt_in_work_run_here_reaches_the_caller(stream, run_here):
     """Ctrl-C while a small operator runs on the calling thread interrupts the program, as it would have had the
     operator run elsewhere: it is not kept as the stream's failure alone. The stream is left idle and usable, and
     reports the interrupted task at the next synchronize."""
@@ -182,9 +196,74 @@ def test_regression_a_keyboard_interrupt_in_work_run_here_reaches_the_caller(str
         raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        s.run_here_if_idle("interrupted", interrupted, ())
+        run_here(s, "interrupted", interrupted, ())
     assert s.state is StreamState.IDLE and s.query() == ACL_STREAM_STATUS_COMPLETE
     assert acl.rt.synchronize_stream(stream) == AclCode.ACL_ERROR_RT_INTERNAL_ERROR
     assert acl.rt.synchronize_stream(stream) == 0
     ran = []
-    assert s.run_here_if_idle("after", ran.append, (1,)) is True and ran == [1]
+    assert run_here(s, "after", ran.append, (1,)) is True and ran == [1]
+
+
+def test_work_run_held_runs_with_lock_held_and_the_stream_never_shown_busy(stream):
+    """``run_held``: LOCK is held across the work, so no other thread sees the stream mid-run; the lock-free
+    synchronize test fails while it runs (``_caught_up`` is set after)."""
+    s = stream_mod.resolve(stream)
+    seen = []
+
+    def work(_arg) -> None:
+        seen.append((LOCK.locked(), s.state, stream_mod.caught_up(stream)))
+
+    assert s.run_held("held", work, None) is True
+    assert seen == [(True, StreamState.IDLE, False)]
+    assert not LOCK.locked() and stream_mod.caught_up(stream) is True
+    assert s.statistics()["enqueued"] == s.statistics()["done_through"] == 1  # a place in the stream's order
+
+
+def test_work_run_held_is_ordered_with_another_threads_work(stream):
+    """Runs held on one thread and tasks enqueued by another interleave in one order, and none is lost: an
+    enqueue during a held run waits for LOCK and lands after it."""
+    s = stream_mod.resolve(stream)
+    order: list[tuple[str, int]] = []
+    rounds = 300
+
+    def enqueue_tasks() -> None:
+        for i in range(rounds):
+            s.enqueue(work_task("queued", lambda i=i: order.append(("queued", i))))
+
+    other = threading.Thread(target=enqueue_tasks)
+    other.start()
+    held = 0
+    for i in range(rounds):
+        if s.run_held("held", order.append, ("held", i)):
+            held += 1
+    other.join(10)
+    s.synchronize()
+    assert [i for kind, i in order if kind == "queued"] == list(range(rounds))
+    assert len([1 for kind, _ in order if kind == "held"]) == held
+    stats = s.statistics()
+    assert stats["enqueued"] == stats["done_through"] == rounds + held and stats["queued"] == 0
+
+
+def test_work_run_held_while_a_trace_is_recorded_is_run_here(stream, monkeypatch):
+    """A trace sees work run held as a task of its own: it is then run as ``run_here`` runs it (two holds)."""
+    s = stream_mod.resolve(stream)
+    monkeypatch.setattr(trace, "recorder", trace.Recorder())
+    seen = []
+    assert s.run_held("traced", lambda _arg: seen.append(LOCK.locked()), None) is True
+    assert seen == [False]
+
+
+def test_regression_a_failure_run_held_reports_with_the_tasks_ids(stream):
+    """A failure of work run held names its stream and place in the stream's order, and LOCK is let go before
+    the failure is logged (a logging handler is user code)."""
+    s = stream_mod.resolve(stream)
+    assert s.run_held("first", lambda _arg: None, None) is True
+
+    def fail(_arg) -> None:
+        raise AclError(AclCode.ACL_ERROR_FAILURE, "boom")
+
+    assert s.run_held("second", fail, None) is True
+    assert not LOCK.locked()
+    assert s.statistics()["enqueued"] == s.statistics()["done_through"] == 2
+    assert acl.rt.synchronize_stream(stream) == AclCode.ACL_ERROR_FAILURE
+    assert acl.rt.synchronize_stream(stream) == 0
