@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 import acl
 from openacl.acl import _args
-from openacl.errors import AclCode
+from openacl.errors import AclCode, AclError
 from openacl.runtime import device as _device
 
 U64 = (1 << 64) - 1
@@ -432,3 +432,23 @@ def test_first_calls_from_many_threads_at_once_all_run():
     for thread in threads:
         thread.join(10)
     assert sorted(ran) == list(range(8))
+
+
+def test_a_plain_shapes_wrapper_binds_by_position_and_refuses_what_pyacl_refuses():
+    """A plain shape's wrapper takes its arguments as positional-only parameters: a keyword (even one named as a
+    parameter), one argument too few or too many, all fail the parse as pyACL's METH_VARARGS entries do; a call
+    one short of a format's optional tail is parsed, and a failing body still gets its arguments."""
+    seen: list[tuple] = []
+
+    def body(a, b, c=7):
+        seen.append((a, b, c))
+        raise AclError(AclCode.ACL_ERROR_INVALID_PARAM, "no")
+
+    wrapped = _args.api("kk|k", _args.VALUE, failure=_args.FailureOf(lambda args: args[0]))(body)
+    assert wrapped(1, 2, 3) == (1, AclCode.ACL_ERROR_INVALID_PARAM)  # plain: the failure value from the arguments
+    assert wrapped(4, 5) == (4, AclCode.ACL_ERROR_INVALID_PARAM)  # the optional one left out: parsed
+    assert seen == [(1, 2, 3), (4, 5, 7)]
+    for args, kwargs in (((1, 2, 3), {"a0": 1}), ((), {"a0": 1, "a1": 2, "a2": 3}), ((1,), {}), ((1, 2, 3, 4), {})):
+        with pytest.raises(TypeError, match=r"^acl\.test_args\.body args parse failed$"):
+            wrapped(*args, **kwargs)
+    assert len(seen) == 2

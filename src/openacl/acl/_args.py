@@ -249,7 +249,26 @@ def warn(message: str) -> None:
 # call cost as much as a small body). Its two halves differ only in how the arguments get there.
 _WRAPPER = """\
 def wrapper(*args, **kwargs):
-{fast}\
+{tail}"""
+
+# With a common call (``_plain_test``): the arguments are positional-only parameters, which a call binds with no
+# tuple to build and unpack; one left at ``_ABSENT`` (never an argument: the module's own) means fewer were given.
+# A keyword argument, even one named as a parameter, lands in ``kwargs`` and fails the parse, as in pyACL.
+_WRAPPER_PLAIN = """\
+def wrapper({params}, /, *args, **kwargs):
+    if {last} is not _ABSENT and not args and not kwargs and {test}:
+        try:
+{first}\
+            value = _body({names})
+        except _PASS_THROUGH:
+            raise
+        except Exception as exc:
+            return _failed(exc, ({names}))
+        return {success}
+    args = _given(({names})) + args
+{tail}"""
+
+_TAIL = """\
     args = _parse(args, kwargs)
     try:
         value = _body(*args)
@@ -262,25 +281,29 @@ def wrapper(*args, **kwargs):
 
 _SUCCESS = {RET: "0", CODE: "value", VALUE: "value, 0", VALUES: "(*value, 0)", BARE: "value", RAISE: "value"}
 
-_FAST = """\
-    if not kwargs and len(args) == {count}:
-        {names} = args
-        if {test}:
-            try:
-{first}\
-                value = _body({names})
-            except _PASS_THROUGH:
-                raise
-            except Exception as exc:
-                return _failed(exc, args)
-            return {success}
-"""
-
 # ``api``'s ``first``, where given: the call's hot path, tried before the body.
 _FIRST = """\
-                if _first({names}):
-                    return 0
+            if _first({names}):
+                return 0
 """
+
+
+class _Absent:
+    """A parameter no argument was given for (``_WRAPPER_PLAIN``)."""
+
+    __slots__ = ()
+
+
+_ABSENT = _Absent()
+
+
+def _given(values: tuple) -> tuple:
+    """The arguments a call of a plain-shaped wrapper gave: its parameters up to the first one left absent."""
+    for count, value in enumerate(values):
+        if value is _ABSENT:
+            return values[:count]
+    return values
+
 
 # The wrappers' file name: inside the package, so ``warn`` and ``openacl check`` look past their frames to the
 # program's line (as past pyACL's C wrappers, which have none). A wrapper's function has its body's name, which
@@ -295,16 +318,25 @@ def _wrapper_code(codes: str, returns: str, first: bool) -> types.CodeType:
     names = [f"a{i}" for i in range(len(codes))]
     test = _plain_test(codes, names)
     success = _SUCCESS[returns]
-    fast = ""
-    if test is not None:
-        listed = ", ".join(names) + ","
-        tried = _FIRST.format(names=listed) if first else ""
-        fast = _FAST.format(count=len(codes), names=listed, test=test, first=tried, success=success)
-    return _compiled(_WRAPPER.format(fast=fast, success=success))
+    tail = _TAIL.format(success=success)
+    if test is None:
+        return _compiled(_WRAPPER.format(tail=tail))
+    listed = ", ".join(names) + ","
+    return _compiled(
+        _WRAPPER_PLAIN.format(
+            params=", ".join(f"{name}=_ABSENT" for name in names),
+            last=names[-1],
+            test=f"({test})",
+            names=listed,
+            first=_FIRST.format(names=listed) if first else "",
+            success=success,
+            tail=tail,
+        )
+    )
 
 
 def _compiled(source: str) -> types.CodeType:
-    scope: dict = {}
+    scope: dict = {"_ABSENT": _ABSENT}  # (a plain shape's defaults; its wrappers get them from ``_wrapper``)
     exec(compile(source, _WRAPPER_FILE, "exec"), scope)  # its text: the templates above, names and numbers
     return scope["wrapper"].__code__
 
@@ -324,11 +356,21 @@ def _wrapper(
     threads making a first call at once both put the same code in place."""
     name = body.__name__ if body.__name__.isidentifier() else "wrapper"  # (a lambda's is not)
     shape = (fmt.replace("|", ""), returns, first is not None)
-    scope = {"_body": body, "_first": first, "_parse": parse, "_failed": failed, "_PASS_THROUGH": _PASS_THROUGH}
+    scope = {
+        "_body": body,
+        "_first": first,
+        "_parse": parse,
+        "_failed": failed,
+        "_PASS_THROUGH": _PASS_THROUGH,
+        "_ABSENT": _ABSENT,
+        "_given": _given,
+    }
     wrapper = types.FunctionType(_STUB.replace(co_name=name, co_qualname=name), scope, name)
 
     def specialized() -> Callable:
-        wrapper.__code__ = _wrapper_code(*shape).replace(co_name=name, co_qualname=name)
+        code = _wrapper_code(*shape).replace(co_name=name, co_qualname=name)
+        wrapper.__defaults__ = (_ABSENT,) * code.co_posonlyargcount or None  # before the code: a racing call
+        wrapper.__code__ = code  # that sees the new code finds its defaults
         return wrapper
 
     scope["_specialized"] = specialized
