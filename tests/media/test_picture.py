@@ -88,3 +88,18 @@ def test_gray_scales_to_neutral_chroma():
     gray = picture.Planes(np.full((4, 4), 50, np.uint8), None, None)
     out = picture.scale(gray, 8, 8, (2, 2), "bilinear")
     assert (out.y == 50).all() and out.u.shape == (4, 4) and (out.u == 128).all()
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int16])
+@pytest.mark.parametrize("offset", [0, 1, 2])
+def test_interleave_writes_the_chroma_pairs_as_byte_strided_copies_do(dtype, offset):
+    """The 16-bit fast path (and the fallback, for other dtypes or an odd start) writes exactly ``out[:, 0::2] =
+    first`` and ``out[:, 1::2] = second``, into a strided view of a larger buffer, leaving the padding alone."""
+    rng = np.random.default_rng(offset)
+    first, second = (rng.integers(0, 256, (5, 7)).astype(dtype) for _ in range(2))
+    buf = np.full((5, 32), 0xAB, dtype if dtype is not np.uint8 else np.uint8)
+    expected = buf.copy()
+    expected[:, offset : offset + 14 : 2] = first
+    expected[:, offset + 1 : offset + 14 : 2] = second
+    picture.interleave(first, second, buf[:, offset : offset + 14])
+    np.testing.assert_array_equal(buf, expected)

@@ -11,6 +11,7 @@ import numpy as np
 
 from openacl import lazy
 from openacl.media.formats import PixelFormat
+from openacl.media.picture import interleave
 
 av = lazy.module("av")
 
@@ -59,10 +60,12 @@ def write_frame(
     half_w, half_h = width // 2, height // 2
     if frame.format.name in _PLAIN_420 and frame.width == width and frame.height == height:
         luma[:height, :width] = plane_rows(frame.planes[0], height, width)
-        pairs = chroma[:half_h, : half_w * 2].reshape(half_h, half_w, 2)
         first, second = (1, 2) if av_format == "nv12" else (2, 1)
-        pairs[:, :, 0] = plane_rows(frame.planes[first], half_h, half_w)
-        pairs[:, :, 1] = plane_rows(frame.planes[second], half_h, half_w)
+        interleave(
+            plane_rows(frame.planes[first], half_h, half_w),
+            plane_rows(frame.planes[second], half_h, half_w),
+            chroma[:half_h, : half_w * 2],
+        )
         return
     converted = frame.reformat(width=width, height=height, format=av_format, interpolation="BILINEAR")
     luma[:height, :width] = plane_rows(converted.planes[0], height, width)
