@@ -83,8 +83,15 @@ def needs_ort_values(session) -> bool:
 
 def run(session, output_names: list[str], feeds: dict[str, np.ndarray], ort_values: bool) -> list:
     """``session.run``; with ``ort_values`` (see :func:`needs_ort_values`) bfloat16 arrays (ml_dtypes) go in and
-    come out as bfloat16 numpy arrays, bit for bit."""
+    come out as bfloat16 numpy arrays, bit for bit.
+
+    Through onnxruntime's C entry point where there is one (as GE runs do, ``graph_engine._executable``): its
+    Python ``run`` checks the feed names on every call, which callers here make from the model's own input names,
+    every one given; the C entry takes the same arguments and raises the same errors for the data."""
     if not ort_values:
+        inner = getattr(session, "_sess", None)
+        if inner is not None:
+            return inner.run(output_names, feeds, None)
         return session.run(output_names, feeds)
     values = session.run_with_ort_values(output_names, {name: _ort_value(array) for name, array in feeds.items()})
     return [_numpy(value) for value in values]
