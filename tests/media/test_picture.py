@@ -103,3 +103,13 @@ def test_interleave_writes_the_chroma_pairs_as_byte_strided_copies_do(dtype, off
     expected[:, offset + 1 : offset + 14 : 2] = second
     picture.interleave(first, second, buf[:, offset : offset + 14])
     np.testing.assert_array_equal(buf, expected)
+
+
+def test_regression_interleave_onto_its_own_chroma_keeps_both_components():
+    """A VPC crop (or same-format conversion) whose output is its input passes ``interleave`` views of its own
+    output: the words pass would have zeroed U before reading it. The pairs come out as they went in."""
+    rng = np.random.default_rng(7)
+    chroma = rng.integers(1, 256, (4, 16)).astype(np.uint8)
+    expected = chroma.copy()
+    picture.interleave(chroma[:, 0::2], chroma[:, 1::2], chroma)
+    np.testing.assert_array_equal(chroma, expected)

@@ -66,6 +66,17 @@ def test_crop_of_the_same_size_copies_the_area(channel, stream):
     assert np.array_equal(ou, u[5:35, 10:60]) and np.array_equal(ov, v[5:35, 10:60])
 
 
+def test_regression_a_crop_of_a_whole_picture_onto_itself_keeps_its_chroma(channel, stream):
+    """The input desc as the output desc: the crop reads views of the very bytes it writes, and U and V come out
+    as they went in (a word-wise chroma write had zeroed U)."""
+    src, (y, u, v) = source(64, 32)
+    roi = M.dvpp_create_roi_config(0, 63, 0, 31)
+    assert M.dvpp_vpc_crop_async(channel, src, src, roi, stream) == 0
+    assert acl.rt.synchronize_stream(stream) == 0
+    oy, ou, ov = read_nv12(src)
+    assert np.array_equal(oy, y) and np.array_equal(ou, u) and np.array_equal(ov, v)
+
+
 def test_crop_and_paste_writes_only_the_paste_area(channel, stream):
     src, (y, _u, _v) = source()
     dst, ptr = nv12_pic(256, 128)

@@ -133,8 +133,18 @@ def write(buf: np.ndarray, lay: Layout, ws: int, hs: int, planes: Planes, left: 
 def interleave(first: np.ndarray, second: np.ndarray, out: np.ndarray) -> None:
     """``out[:, 0::2] = first`` and ``out[:, 1::2] = second`` (a semi-planar picture's chroma pairs), as
     16-bit words on a little-endian machine: two contiguous passes instead of two byte-strided copies (a
-    720p frame's chroma in 46 us instead of 118)."""
-    if sys.byteorder != "little" or out.strides[-1] != 1 or not first.dtype == second.dtype == np.uint8:
+    720p frame's chroma in 46 us instead of 118).
+
+    The words pass writes both bytes of a pair before it reads ``first``: where ``first`` or ``second`` may be
+    ``out``'s own bytes (a VPC crop onto its own picture), the byte-strided copies, which leave each other's
+    bytes alone, serve instead."""
+    if (
+        sys.byteorder != "little"
+        or out.strides[-1] != 1
+        or not first.dtype == second.dtype == np.uint8
+        or np.may_share_memory(out, first)
+        or np.may_share_memory(out, second)
+    ):
         out[:, 0::2] = first
         out[:, 1::2] = second
         return
