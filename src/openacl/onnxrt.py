@@ -87,7 +87,9 @@ def run(session, output_names: list[str], feeds: dict[str, np.ndarray], ort_valu
 
     Through onnxruntime's C entry point where there is one (as GE runs do, ``graph_engine._executable``): its
     Python ``run`` checks the feed names on every call, which callers here make from the model's own input names,
-    every one given; the C entry takes the same arguments and raises the same errors for the data."""
+    every one given; the C entry takes the same arguments and raises the same errors for the data. So a caller
+    names its outputs (the C entry refuses an empty list, where ``run`` would take every output) and gives every
+    input (a missing one is onnxruntime's "Missing Input" error, not ``run``'s ValueError)."""
     if not ort_values:
         inner = getattr(session, "_sess", None)
         if inner is not None:
