@@ -379,27 +379,21 @@ def _spy_on_runs(monkeypatch) -> list[tuple[bool, str]]:
     return runs
 
 
-def test_a_tiny_repeat_runs_with_the_scheduling_lock_held_and_a_bigger_one_without(stream, monkeypatch):
-    """A repeated call of an operator moving at most ``HELD_LIMIT`` bytes runs in one hold of the scheduling lock
-    (``Stream.run_held``); the first call, and a bigger small operator, run here in two holds; either way on the
-    calling thread, with the right result."""
+def test_regression_a_repeat_runs_onnxruntime_with_no_lock_of_the_runtime_held(stream, monkeypatch):
+    """A repeated small call runs on the calling thread, straight from the stream, with the scheduling lock free:
+    onnxruntime's run gives the GIL up and comes back through Python code, where a garbage-collector finalizer or
+    a signal handler (user code) may run; under the lock, one that calls the runtime would wait for itself."""
     runs = _spy_on_runs(monkeypatch)
     here = threading.current_thread().name
     x = np.arange(16, dtype=F32)
     tiny = Call("Add", [x, x], (16,))
-    assert tiny(stream) == 0 and tiny(stream) == 0
-    assert runs == [(False, here), (True, here)]
+    assert tiny(stream) == 0 and tiny(stream) == 0 and tiny(stream) == 0
+    assert runs == [(False, here)] * 3
     np.testing.assert_array_equal(tiny.result(), x + x)
-    big = np.ones((64, 64), F32)  # 48 KiB in and out: past HELD_LIMIT, within INLINE_LIMIT
-    bigger = Call("Add", [big, big], (64, 64))
-    runs.clear()
-    assert bigger(stream) == 0 and bigger(stream) == 0
-    assert runs == [(False, here), (False, here)]
-    np.testing.assert_array_equal(bigger.result(), big + big)
 
 
-def test_no_repeat_runs_held_where_operators_are_never_run_here(stream, monkeypatch):
-    """``OPENACL_OP_INLINE_BYTES=0`` (every operator on an engine thread) holds for tiny repeats too."""
+def test_no_repeat_runs_here_where_operators_are_never_run_here(stream, monkeypatch):
+    """``OPENACL_OP_INLINE_BYTES=0`` (every operator on an engine thread) holds for repeats too."""
     monkeypatch.setattr(execute, "INLINE_LIMIT", 0)
     runs = _spy_on_runs(monkeypatch)
     x = np.arange(16, dtype=F32)
@@ -409,8 +403,8 @@ def test_no_repeat_runs_held_where_operators_are_never_run_here(stream, monkeypa
     assert all(name.startswith("openacl-engine") for _, name in runs)
 
 
-def test_a_repeat_in_place_over_an_input_runs_here_unheld_and_copies(stream, monkeypatch):
-    """An output over an input is copied after the run (``_run``): such a plan is not run held."""
+def test_a_repeat_in_place_over_an_input_copies_its_output(stream, monkeypatch):
+    """An output over an input is copied after the run (``_run``), on the calling thread as any small repeat."""
     runs = _spy_on_runs(monkeypatch)
     x = np.arange(16, dtype=F32)
     ptr = to_device(x)
@@ -420,5 +414,36 @@ def test_a_repeat_in_place_over_an_input_runs_here_unheld_and_copies(stream, mon
     for _ in range(2):
         assert acl.op.execute_v2("Add", [desc, desc], [buf, buf], [desc], [buf], attr, stream) == 0
         assert acl.rt.synchronize_stream(stream) == 0
-    assert [held for held, _ in runs] == [False, False]
+    assert runs == [(False, threading.current_thread().name)] * 2
     np.testing.assert_array_equal(from_device(ptr, F32, (16,)), x * 4)
+
+
+def test_regression_a_finalizer_calling_the_runtime_during_small_operators_is_answered(ctx, stream):
+    """The garbage collector runs a cycle's ``__del__`` (user code) at whatever allocation crosses its threshold;
+    during a loop of small operators that must not be inside a hold of the scheduling lock, where a finalizer
+    that calls the runtime would wait for its own thread (two seconds, then 200001)."""
+    import gc
+
+    other, _ = acl.rt.create_stream()
+    answers: list[int] = []
+
+    class Cycle:
+        def __init__(self) -> None:
+            self.me = self
+
+        def __del__(self) -> None:
+            answers.append(acl.rt.stream_query(other)[1])
+
+    x = np.arange(16, dtype=F32)
+    tiny = Call("Add", [x, x], (16,))
+    threshold = gc.get_threshold()
+    gc.set_threshold(50)  # collections every few calls, wherever the allocation that crosses it happens
+    try:
+        for _ in range(300):
+            Cycle()
+            assert tiny(stream) == 0
+    finally:
+        gc.set_threshold(*threshold)
+    gc.collect()
+    assert acl.rt.destroy_stream(other) == 0
+    assert answers and set(answers) == {0}

@@ -74,11 +74,10 @@ def test_a_failed_task_is_reported_once_with_its_ids(ctx, stream, recorder):
     assert acl.rt.get_error_code_from_exception_info(record["info"]) == NO_INFO  # valid during the call only
 
 
-@pytest.mark.parametrize("where", ["calling_thread", "calling_thread_held", "engine_thread"])
+@pytest.mark.parametrize("where", ["calling_thread", "engine_thread"])
 def test_regression_work_run_on_the_calling_thread_reports_as_from_an_engine(ctx, stream, recorder, where):
     """Work a small operator runs on the calling thread (``run_here_if_idle``, which builds its task without the
-    work; ``run_held``, which builds it only for a failure) fails the stream with the same code, record and ids as
-    from an engine thread."""
+    work) fails the stream with the same code, record and ids as from an engine thread."""
     s = rt_device.resolve(stream)
 
     def work() -> None:
@@ -86,8 +85,6 @@ def test_regression_work_run_on_the_calling_thread_reports_as_from_an_engine(ctx
 
     if where == "calling_thread":
         assert s.run_here_if_idle("failing", work, ()) is True
-    elif where == "calling_thread_held":
-        assert s.run_held("failing", lambda _arg: work(), None) is True
     else:
         s.enqueue(work_task("failing", work))
     assert acl.rt.synchronize_stream(stream) == AclCode.ACL_ERROR_RT_INTERNAL_ERROR

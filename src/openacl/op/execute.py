@@ -59,11 +59,6 @@ def _inline_limit() -> int:
 #: idle (``OPENACL_OP_INLINE_BYTES``, read at import; default 4 MiB; 0: always on an engine thread).
 INLINE_LIMIT = _inline_limit()
 
-#: Of those, a repeated call (``repeat``) of one moving at most this many bytes, every output written in place,
-#: runs with the scheduling lock held (``Stream.run_held``): onnxruntime on 16 KiB takes a few microseconds,
-#: less than the second hold of the lock that running it unheld costs (about a tenth of a tiny call).
-HELD_LIMIT = 16 << 10
-
 
 # ----- the runtime, reached through these two functions only -----
 
@@ -184,7 +179,6 @@ def bind(
         tuple(weakref.ref(region) for region in regions),
         epoch,
         INLINE_LIMIT,
-        HELD_LIMIT,
     )
     return plan, tuple(regions)
 
@@ -274,10 +268,9 @@ def repeat(
     The hot path of small operators, written out in one function (each Python frame less is measurable on a
     call of a few microseconds): ``take`` when nothing changed since the plan's last look, inline; then, for a
     small operator writing every output in place on an idle stream, ``compiled.run_into`` at once, on the
-    calling thread (``Stream.run_here``; a tiny one with the scheduling lock held, ``run_held``). Its memory
-    is as the take found it (the generation): a free by another thread after the take is ordered after this
-    call, and the pins keep the bytes until the run ends, so ``_run``'s look at the memory table at run time
-    (for a task that waited in a queue) has nothing to add.
+    calling thread (``Stream.run_here``). Its memory is as the take found it (the generation): a free by
+    another thread after the take is ordered after this call, and the pins keep the bytes until the run ends,
+    so ``_run``'s look at the memory table at run time (for a task that waited in a queue) has nothing to add.
     """
     if type(in_desc_handles) is not list or type(in_bufs) is not list:
         return False
@@ -316,10 +309,8 @@ def repeat(
     stream = _find_stream(stream_handle)
     if stream is None:
         stream = resolve_stream(stream_handle)  # the default stream (0), or the table's error
-    if plan.small and not plan.copies:
-        run = stream.run_held if plan.held else stream.run_here
-        if run(plan.name, plan.compiled.run_into, plan.buffers):
-            return True
+    if plan.small and not plan.copies and stream.run_here(plan.name, plan.compiled.run_into, plan.buffers):
+        return True
     enqueue(stream, plan.name, _run, (plan, pins, None), plan.small)  # what _queue does when not checking
     return True
 

@@ -75,13 +75,11 @@ class Plan:
     writes: tuple[tuple[int, int], ...] = field(init=False)
     moved: int = field(init=False)  # bytes in and out: what decides whether it may run on the calling thread ...
     inline_limit: InitVar[int] = 0  # ... the most it may move to do so ...
-    small: bool = field(init=False)  # ... and whether it does;
-    held_limit: InitVar[int] = 0  # the most it may move to run with the scheduling lock held ...
-    held: bool = field(init=False)  # ... and whether it does (``Stream.run_held``)
+    small: bool = field(init=False)  # ... and whether it does
     copies: bool = field(init=False)  # whether an output is copied after the run (not written in place)
     referents: Callable[[tuple[weakref.ref, ...]], tuple] = field(init=False)  # refs' referents, in one call
 
-    def __post_init__(self, inline_limit: int, held_limit: int) -> None:
+    def __post_init__(self, inline_limit: int) -> None:
         self.name = f"op:{self.compiled.op_type}"
         self.direct = tuple(out.addr if out.direct else None for out in self.outputs)
         self.buffers = (self.inputs, self.direct)
@@ -89,7 +87,6 @@ class Plan:
         self.writes = tuple((out.addr, out.need) for out in self.outputs)
         self.moved = self.compiled.input_bytes + sum(out.size for out in self.outputs)
         self.small = self.moved <= inline_limit
-        self.held = self.small and self.moved <= held_limit
         self.copies = None in self.direct
         self.referents = _referents(len(self.refs))
 

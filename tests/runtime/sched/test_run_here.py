@@ -1,5 +1,5 @@
-"""``Stream.run_here_if_idle`` and ``Stream.run_held``: work run on the calling thread keeps every stream guarantee,
-in two holds of LOCK or in one held across the work."""
+"""``Stream.run_here`` and its adapter ``run_here_if_idle``: work run on the calling thread keeps every stream
+guarantee."""
 
 from __future__ import annotations
 
@@ -8,23 +8,21 @@ import threading
 import pytest
 
 import acl
-from openacl import trace
 from openacl.errors import AclCode, AclError
 from openacl.runtime import device as stream_mod
-from openacl.runtime.sched.lock import LOCK
 from openacl.runtime.sched.stream import ACL_STREAM_STATUS_COMPLETE, Stream, StreamState
 from openacl.runtime.sched.task import work_task
 
 
-def _held(s: Stream, name: str, work, args: tuple) -> bool:
-    """``run_held`` of ``work(*args)``."""
-    return s.run_held(name, lambda packed: work(*packed), args)
+def _one_argument(s: Stream, name: str, work, args: tuple) -> bool:
+    """``run_here`` (the operators' hot path: one argument, as it is) of ``work(*args)``."""
+    return s.run_here(name, lambda packed: work(*packed), args)
 
 
-@pytest.fixture(params=["two_holds", "one_hold"])
+@pytest.fixture(params=["adapter", "one_argument"])
 def run_here(request):
-    """Either way of running work here, as ``run_here_if_idle(stream, name, work, args)``."""
-    return Stream.run_here_if_idle if request.param == "two_holds" else _held
+    """Either way of calling it, as ``run_here_if_idle(stream, name, work, args)``."""
+    return Stream.run_here_if_idle if request.param == "adapter" else _one_argument
 
 
 def test_idle_stream_runs_the_work_here(stream, run_here):
@@ -204,24 +202,9 @@ def test_regression_a_keyboard_interrupt_in_work_run_here_reaches_the_caller(str
     assert run_here(s, "after", ran.append, (1,)) is True and ran == [1]
 
 
-def test_work_run_held_runs_with_lock_held_and_the_stream_never_shown_busy(stream):
-    """``run_held``: LOCK is held across the work, so no other thread sees the stream mid-run; the lock-free
-    synchronize test fails while it runs (``_caught_up`` is set after)."""
-    s = stream_mod.resolve(stream)
-    seen = []
-
-    def work(_arg) -> None:
-        seen.append((LOCK.locked(), s.state, stream_mod.caught_up(stream)))
-
-    assert s.run_held("held", work, None) is True
-    assert seen == [(True, StreamState.IDLE, False)]
-    assert not LOCK.locked() and stream_mod.caught_up(stream) is True
-    assert s.statistics()["enqueued"] == s.statistics()["done_through"] == 1  # a place in the stream's order
-
-
-def test_work_run_held_is_ordered_with_another_threads_work(stream):
-    """Runs held on one thread and tasks enqueued by another interleave in one order, and none is lost: an
-    enqueue during a held run waits for LOCK and lands after it."""
+def test_work_run_here_is_ordered_with_another_threads_work(stream, run_here):
+    """Runs here on one thread and tasks enqueued by another interleave in one order, and none is lost: an
+    enqueue while work runs here queues behind it, and the run's end passes it on."""
     s = stream_mod.resolve(stream)
     order: list[tuple[str, int]] = []
     rounds = 300
@@ -232,38 +215,13 @@ def test_work_run_held_is_ordered_with_another_threads_work(stream):
 
     other = threading.Thread(target=enqueue_tasks)
     other.start()
-    held = 0
+    here = 0
     for i in range(rounds):
-        if s.run_held("held", order.append, ("held", i)):
-            held += 1
+        if run_here(s, "here", order.append, (("here", i),)):
+            here += 1
     other.join(10)
     s.synchronize()
     assert [i for kind, i in order if kind == "queued"] == list(range(rounds))
-    assert len([1 for kind, _ in order if kind == "held"]) == held
+    assert len([1 for kind, _ in order if kind == "here"]) == here
     stats = s.statistics()
-    assert stats["enqueued"] == stats["done_through"] == rounds + held and stats["queued"] == 0
-
-
-def test_work_run_held_while_a_trace_is_recorded_is_run_here(stream, monkeypatch):
-    """A trace sees work run held as a task of its own: it is then run as ``run_here`` runs it (two holds)."""
-    s = stream_mod.resolve(stream)
-    monkeypatch.setattr(trace, "recorder", trace.Recorder())
-    seen = []
-    assert s.run_held("traced", lambda _arg: seen.append(LOCK.locked()), None) is True
-    assert seen == [False]
-
-
-def test_regression_a_failure_run_held_reports_with_the_tasks_ids(stream):
-    """A failure of work run held names its stream and place in the stream's order, and LOCK is let go before
-    the failure is logged (a logging handler is user code)."""
-    s = stream_mod.resolve(stream)
-    assert s.run_held("first", lambda _arg: None, None) is True
-
-    def fail(_arg) -> None:
-        raise AclError(AclCode.ACL_ERROR_FAILURE, "boom")
-
-    assert s.run_held("second", fail, None) is True
-    assert not LOCK.locked()
-    assert s.statistics()["enqueued"] == s.statistics()["done_through"] == 2
-    assert acl.rt.synchronize_stream(stream) == AclCode.ACL_ERROR_FAILURE
-    assert acl.rt.synchronize_stream(stream) == 0
+    assert stats["enqueued"] == stats["done_through"] == rounds + here and stats["queued"] == 0

@@ -3,9 +3,7 @@
 All scheduling state (stream queues, task states, event generations, subscriptions, per-thread waits) is
 guarded by ``LOCK``. Under the GIL one lock costs little and keeps every state change easy to reason about.
 
-Code that runs with ``LOCK`` held (functions named ``*_locked``) never calls out of the runtime, with one bounded
-exception: a tiny operator's onnxruntime run (``Stream.run_held``: at most ``op.execute.HELD_LIMIT`` bytes, a few
-microseconds, no Python code but onnxruntime's own), held because a second hold would cost more. What it would
+Code that runs with ``LOCK`` held (functions named ``*_locked``) never calls out of the runtime. What it would
 call out to (a log record, which runs the user's logging handlers; a thread start; a wake-up of a waiting
 thread is fine, it only releases a primitive lock) it hands to ``defer``; work that would otherwise recurse
 (an event completing resumes a stream, whose next task records an event, which resumes another stream ...)
@@ -13,8 +11,7 @@ it hands to ``soon``. ``release()`` runs the ``soon`` list, still under ``LOCK``
 however long the chain), then releases ``LOCK``, then runs the deferred actions.
 
 Invariant: no user code (callbacks, thread functions, logging handlers, finalizers), no thread start and no
-blocking wait runs while ``LOCK`` is held (a held run may wait for the GIL, which any holder may: it never waits
-for LOCK's waiters). ``tests/runtime/sched/test_lock.py`` holds the rule to account.
+blocking wait runs while ``LOCK`` is held. ``tests/runtime/sched/test_lock.py`` holds the rule to account.
 
 Finalizers are user code too: the ``__del__`` of an object whose last reference a locked section lets go runs
 right there, on the holder's thread (acllite frees memory in ``__del__``; a GE-PY output gives its block back

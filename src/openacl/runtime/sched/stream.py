@@ -14,8 +14,7 @@ Guarantees:
   holder's ``soon`` list (``lock``), which resumes them one after another, however long the chain.
 - A WORK task whose function raises (any exception) is FAILED, the stream goes on, and the stream's next
   synchronize raises its code. No lock is held while a task's work or a user callback runs, nor when the last
-  reference to them goes, dropped or finished (``lock.bury``: a finalizer is user code too); the one exception
-  is a tiny operator's onnxruntime run, held across (``run_held``), which runs no user code.
+  reference to them goes, dropped or finished (``lock.bury``: a finalizer is user code too).
 """
 
 from __future__ import annotations
@@ -271,54 +270,6 @@ class Stream:
         if failure is not None and not isinstance(failure, Exception):
             # ... and a KeyboardInterrupt or SystemExit is the caller's too: it was meant for this thread, which
             # happened to be running the work (the stream recorded the interrupted task as failed)
-            raise failure
-        return True
-
-    def run_held(self, name: str, fn: Callable[[object], object], arg: object) -> bool:
-        """``run_here`` in one hold of LOCK instead of two: ``fn(arg)`` runs with LOCK held.
-
-        Only for work of a few microseconds that calls no one's Python code but onnxruntime's own (a tiny
-        operator, ``op.execute``): the one bounded exception to LOCK's rule of never calling out of the runtime
-        (``lock``). Held for the whole run, the stream needs no RUNNING state and no task: a thread that
-        enqueues, synchronizes or destroys meanwhile waits for LOCK, then finds the work done, in its place in
-        the stream's order. A failure is the stream's, as from ``run_here`` (its ``_here`` task carries it to
-        the failure hooks), logged after LOCK is released; a KeyboardInterrupt or SystemExit then reaches the
-        caller too. While a trace is recorded this is ``run_here``, which traces the task.
-
-        Invariant: ``_caught_up`` is set only once the work is done, so ``synchronize``'s lock-free test never
-        passes while it runs.
-        """
-        if trace.recorder is not None:
-            return self.run_here(name, fn, arg)
-        failure: BaseException | None = None
-        if not LOCK.acquire(False):
-            _lock.acquire()
-        try:
-            if self.state is not _IDLE or self._tasks or self.destroyed or self.engine.stopped:
-                return False
-            self._next_seq += 1
-            try:
-                fn(arg)
-            except BaseException as exc:  # the stream's failure, as in run_here
-                failure = _kept(exc)  # (a local: let go after LOCK, it may hold the work's frames)
-                task = self._here
-                task.name = name
-                task.thread = _get_ident()
-                task.seq = self._next_seq - 1
-                task.state = _TASK_RUNNING
-                self._busy = task
-                self._fail_task_locked(task, failure)
-            else:
-                if not self._in_flight:
-                    self._caught_up = self._next_seq
-                if self._waiters:
-                    self._notify_locked()
-        finally:  # a failure's log line: after LOCK is released
-            if _lock.SOON or _lock.DEFERRED:
-                _lock.release()
-            else:
-                LOCK.release()
-        if failure is not None and not isinstance(failure, Exception):
             raise failure
         return True
 
