@@ -48,3 +48,19 @@ def test_bad_data_is_refused_through_the_c_entry_as_through_the_public_run(sessi
         onnxrt.run(session, ["y"], {"x": wrong}, False)
     with pytest.raises(type(raised.value)):
         session.run(["y"], {"x": wrong})
+
+
+def test_a_bound_run_through_the_c_entry_writes_what_the_public_run_writes(session):
+    """``bound_entry``: the C entry point of a run on an IO binding; None for a session without one."""
+    x = np.array([[-1, 2, -3], [4, -5, 6]], np.float32)
+    outs = [np.full((2, 3), np.nan, np.float32) for _ in range(2)]
+    entry = onnxrt.bound_entry(session)
+    assert callable(entry)
+    assert onnxrt.bound_entry(PublicOnly(session)) is None
+    for run, out in ((lambda b: entry(b._iobinding, None), outs[0]), (session.run_with_iobinding, outs[1])):
+        binding = session.io_binding()
+        binding.bind_input("x", "cpu", 0, np.float32, [2, 3], x.ctypes.data)
+        binding.bind_output("y", "cpu", 0, np.float32, [2, 3], out.ctypes.data)
+        run(binding)
+    np.testing.assert_array_equal(outs[0], np.maximum(x, 0))
+    np.testing.assert_array_equal(outs[1], outs[0])

@@ -447,3 +447,16 @@ def test_regression_a_finalizer_calling_the_runtime_during_small_operators_is_an
     gc.collect()
     assert acl.rt.destroy_stream(other) == 0
     assert answers and set(answers) == {0}
+
+
+def test_an_onnxruntime_without_a_c_entry_runs_operators_through_its_public_method(stream, monkeypatch):
+    """``onnxrt.bound_entry`` None (an onnxruntime whose session has no ``_sess``): ``run_with_iobinding``."""
+    from openacl import onnxrt
+
+    monkeypatch.setattr(onnxrt, "bound_entry", lambda session: None)
+    x = np.arange(16, dtype=F32)
+    add = Call("Add", [x, x], (16,))
+    assert add(stream) == 0 and add(stream) == 0
+    np.testing.assert_array_equal(add.result(), x + x)
+    (entry,) = compiled.cache._entries.values()
+    assert entry._run_bound is None
