@@ -332,3 +332,49 @@ def test_regression_a_ge_only_program_had_no_fork_hook(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "parent done"
+
+
+CHILD_EXITS = """
+import os, sys, time
+import numpy as np
+from openacl import ge
+
+writer = ge.TensorBoardSummaryWriter(sys.argv[1], flush_secs=0.1)
+for step in range(5):
+    writer(1, {"loss[:Scalar]": np.float32(step)})
+pid = os.fork()
+if pid == 0:
+    writer(1, {"child[:Scalar]": np.float32(1)})
+    sys.exit(0)  # a normal exit: tensorboardX's exit hooks run, for the inherited writer too
+deadline = time.monotonic() + 30
+while time.monotonic() < deadline:
+    done, status = os.waitpid(pid, os.WNOHANG)
+    if done:
+        break
+    time.sleep(0.05)
+else:
+    os.kill(pid, 9)
+    sys.exit("the forked child hung at exit")
+writer(1, {"loss[:Scalar]": np.float32(5)})
+writer.close()
+print("child exit status", os.waitstatus_to_exitcode(status))
+"""
+
+
+@pytest.mark.subprocess
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_regression_a_forked_child_hung_at_exit_in_its_inherited_summary_writers_close(tmp_path):
+    """tensorboardX closes its writers at exit; in a forked child the inherited one put to the parent's queue,
+    whose lock the fork had copied held, and the child never exited. The inherited writer is disowned at fork:
+    the child exits, and both files hold their events."""
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD_EXITS, str(tmp_path)], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "child exit status 0"
+    tags = {}
+    for path in tmp_path.glob("events.out.tfevents.*"):
+        acc = EventAccumulator(str(path), size_guidance={"scalars": 0})
+        acc.Reload()
+        tags[path.name.count(".")] = {tag: len(acc.Scalars(tag)) for tag in acc.Tags()["scalars"]}
+    assert tags == {4: {"loss": 6}, 5: {"child": 1}}  # the child's file name ends with its pid

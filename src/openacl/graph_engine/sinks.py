@@ -88,10 +88,10 @@ class TensorBoardSummaryWriter:
 
         The inherited writer's queue is a pipe the *parent's* thread reads, so closing it here would stop the
         parent's thread (whose next events would then block for ever), and its file is the parent's. It is kept,
-        never used nor closed. The child's file name carries its pid: tensorboardX names files by the second, and a
-        writer opening the parent's name would truncate it.
+        never used nor closed, not even by tensorboardX's exit hook (``_disowned``). The child's file name carries
+        its pid: tensorboardX names files by the second, and a writer opening the parent's name would truncate it.
         """
-        self._parents_writers.append(self.writer)
+        self._parents_writers.append(_disowned(self.writer))
         self.writer = tensorboardX.SummaryWriter(
             logdir=str(self.logdir), flush_secs=self.flush_secs, filename_suffix=f".{os.getpid()}"
         )
@@ -128,6 +128,18 @@ class TensorBoardSummaryWriter:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _disowned(writer: SummaryWriter) -> SummaryWriter:
+    """A writer a forked child inherited, marked closed in the child. tensorboardX closes every file writer at
+    exit (``atexit``), which puts a last item on the writer's multiprocessing queue: in a child, that queue's lock
+    may be the one the parent's feeder thread held at the fork, so the child hung at exit for ever. Closed, the
+    writer's ``close`` (and ``flush``, ``add_event``) does nothing; the parent's writer is a separate object."""
+    for file_writer in (getattr(writer, "all_writers", None) or {}).values():
+        event_writer = getattr(file_writer, "event_writer", None)
+        if event_writer is not None and hasattr(event_writer, "_closed"):
+            event_writer._closed = True
+    return writer
 
 
 def _scalar(writer: SummaryWriter, tag: str, value: np.ndarray, step: int) -> None:
