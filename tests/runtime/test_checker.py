@@ -10,6 +10,7 @@ import weakref
 import pytest
 
 import acl
+from openacl.media import vdec
 from openacl.runtime import checker, memory
 from tests.acl.test_callbacks import ReportThread
 from tests.conftest import hold_stream
@@ -536,7 +537,34 @@ def test_a_vdec_picture_read_before_its_callback_races_the_send(checking, ctx):
     assert len(checker.findings()) == 1 and channel.calls[0]["ret"] == 0
 
 
-def test_regression_stale_pointer_read_after_its_address_was_handed_out_again(checking, ctx):
+def test_regression_a_vdec_send_refused_by_a_destroy_leaves_nothing_queued(checking, ctx):
+    """A send racing ``vdec_destroy_channel`` registered its picture's write with the checker before it found the
+    channel closing: refused, it left a write that would never happen, so every later host access to that picture
+    was a race (and one registered after the destroy ended was never forgotten). The refusal takes it back."""
+    channel = Channel(ctx, H264_MAIN)
+    packet = encode_clip("libx264", 1, 192, 128)[0]
+    data, _ = acl.media.dvpp_malloc(len(packet))
+    assert acl.rt.memcpy(data, len(packet), acl.util.bytes_to_ptr(packet), len(packet), 1) == 0
+    stream_desc = acl.media.dvpp_create_stream_desc()
+    acl.media.dvpp_set_stream_desc_data(stream_desc, data)
+    acl.media.dvpp_set_stream_desc_size(stream_desc, len(packet))
+    size = 192 * 128 * 3 // 2
+    out, _ = acl.media.dvpp_malloc(size)
+    assert acl.rt.memset(out, size, 0, size) == 0  # written: a read of it is no uninitialized read
+    pic = acl.media.dvpp_create_pic_desc()
+    acl.media.dvpp_set_pic_desc_data(pic, out)
+    acl.media.dvpp_set_pic_desc_size(pic, size)
+    live = vdec._live_channel(channel.desc)
+    live.closing = True  # what a destroy on another thread has set by the time this send takes the lock
+    try:
+        assert acl.media.vdec_send_frame(channel.desc, stream_desc, pic, channel.config, None) != 0
+    finally:
+        live.closing = False
+    host, _ = acl.rt.malloc_host(size)
+    assert acl.rt.memcpy(host, size, out, size, 2) == 0  # nothing will write the picture: no race
+    assert checker.findings() == []
+    assert channel.close() == 0
+
     """A freed buffer's address came back as the next allocation (the allocator reuses it at once), so a read
     through the stale pointer read the new buffer: no finding at all (or an overrun of whatever host object
     landed there). Freed memory is now held in quarantine: the address is not reused, the read is a use after

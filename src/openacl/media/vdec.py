@@ -454,6 +454,7 @@ def send_frame(
     if checker.enabled:
         _memory.host_read(stream_desc.data, stream_desc.size, "vdec_send_frame input")
     record = Pending(callback, input_handle, 0 if skipped else output_handle, user_data)
+    token = None  # the frame's registration with openacl check, taken back if the send is refused
     if not skipped:
         if not output_handle:
             raise AclError(_INVALID, "vdec_send_frame needs an output pic desc")
@@ -461,13 +462,17 @@ def send_frame(
         record.target = _target(channel, out)
         if checker.enabled:  # the picture is written before the frame's callback, on the channel's order
             where = f"vdec channel {channel.settings.channel_id}"
-            record.callback = checker.on_channel_task(
+            record.callback, token = checker.on_channel_task(
                 handle, where, "vdec_send_frame", [(out.data, out.size)], callback
             )
     with channel.lock:
-        if channel.closing:
-            raise AclError(_INVALID, "vdec channel is being destroyed")
-        channel.send(record, data)
+        refused = channel.closing
+        if not refused:
+            channel.send(record, data)
+    if refused:
+        if token is not None:
+            checker.on_channel_task_refused(handle, token)
+        raise AclError(_INVALID, "vdec channel is being destroyed")
     channel.emit()
 
 

@@ -516,7 +516,7 @@ def on_task(stream: object, what: str, reads: list[tuple[int, int]], writes: lis
 
 def _queue_task(
     handle: int, queue: str, what: str, reads: list[tuple[int, int]], writes: list[tuple[int, int]]
-) -> None:
+) -> _Queued:
     entry = _Queued(what, queue, tuple(reads), tuple(writes), site())
     with _lock:
         clock = _enqueue_clock_locked(handle)
@@ -529,6 +529,7 @@ def _queue_task(
             del entries[0]
     for q in others:
         _check_pair(entry, q)
+    return entry
 
 
 def _check_pair(new: _Queued, old: _Queued) -> None:
@@ -733,9 +734,21 @@ def on_callbacks_dropped(stream_id: int, fns: list, why: str) -> None:
 
 def on_channel_task(handle: int, queue: str, what: str, writes: list[tuple[int, int]], callback):
     """A frame sent to channel ``handle`` that writes ``writes`` before ``callback`` runs; returns the callback to
-    call instead (the host is ordered after the frame from inside it)."""
-    _queue_task(handle, queue, what, [], writes)
-    return _ordered_after(handle, callback)
+    call instead (the host is ordered after the frame from inside it) and the frame's token, for
+    ``on_channel_task_refused``."""
+    entry = _queue_task(handle, queue, what, [], writes)
+    return _ordered_after(handle, callback), entry
+
+
+def on_channel_task_refused(handle: int, token: object) -> None:
+    """The frame ``on_channel_task`` gave ``token`` for was refused after all (its channel was being destroyed):
+    it will never write, and is no longer queued (a destroy that ended before it was registered left it)."""
+    with _lock:
+        kept = [q for q in _queued.get(handle, ()) if q is not token]
+        if kept:
+            _queued[handle] = kept
+        else:
+            _queued.pop(handle, None)
 
 
 def on_channel_closed(handle: int) -> None:
