@@ -268,6 +268,17 @@ def test_regression_a_forked_childs_checkpoint_flush_waited_for_the_parents_comm
     assert names(tmp_path) == ["1-0.safetensors", "1-1.safetensors"]
 
 
+def _scalar_counts_by_dots(directory) -> dict[int, dict[str, int]]:
+    """Each events file's scalar tags and how many values each has, by the dots in the file's name (a forked
+    child's name has one more: its pid)."""
+    tags = {}
+    for path in directory.glob("events.out.tfevents.*"):
+        acc = EventAccumulator(str(path), size_guidance={"scalars": 0})
+        acc.Reload()
+        tags[path.name.count(".")] = {tag: len(acc.Scalars(tag)) for tag in acc.Tags()["scalars"]}
+    return tags
+
+
 @pytest.mark.subprocess
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
 def test_regression_a_forked_child_closing_its_summary_writer_stopped_the_parents(tmp_path):
@@ -295,11 +306,7 @@ def test_regression_a_forked_child_closing_its_summary_writer_stopped_the_parent
     threading.Thread(target=parent, daemon=True).start()
     if not done.wait(60):
         pytest.fail("the parent's summary writer hangs after its forked child closed the writer it inherited")
-    tags = {}
-    for path in tmp_path.glob("events.out.tfevents.*"):
-        acc = EventAccumulator(str(path), size_guidance={"scalars": 0})
-        acc.Reload()
-        tags[path.name.count(".")] = {tag: len(acc.Scalars(tag)) for tag in acc.Tags()["scalars"]}
+    tags = _scalar_counts_by_dots(tmp_path)
     assert tags == {4: {"loss": 41}, 5: {"child": 3}}  # the child's file name ends with its pid
 
 
@@ -372,9 +379,5 @@ def test_regression_a_forked_child_hung_at_exit_in_its_inherited_summary_writers
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "child exit status 0"
-    tags = {}
-    for path in tmp_path.glob("events.out.tfevents.*"):
-        acc = EventAccumulator(str(path), size_guidance={"scalars": 0})
-        acc.Reload()
-        tags[path.name.count(".")] = {tag: len(acc.Scalars(tag)) for tag in acc.Tags()["scalars"]}
+    tags = _scalar_counts_by_dots(tmp_path)
     assert tags == {4: {"loss": 6}, 5: {"child": 1}}  # the child's file name ends with its pid

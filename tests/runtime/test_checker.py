@@ -508,9 +508,9 @@ def test_reduce_and_2d_copies_are_tasks_with_ranges(checking, ctx, stream):
     assert acl.rt.synchronize_stream(stream) == 0
 
 
-def test_a_vdec_picture_read_before_its_callback_races_the_send(checking, ctx):
-    hold = threading.Event()
-    channel = Channel(ctx, H264_MAIN, hold=hold)  # its report thread delivers nothing until released
+def _vdec_frame() -> tuple[int, int, int, int]:
+    """One 192x128 H.264 frame in DVPP memory and an NV12 picture for it: (stream desc, pic desc, its memory,
+    its size)."""
     packet = encode_clip("libx264", 1, 192, 128)[0]
     data, _ = acl.media.dvpp_malloc(len(packet))
     assert acl.rt.memcpy(data, len(packet), acl.util.bytes_to_ptr(packet), len(packet), 1) == 0
@@ -522,6 +522,13 @@ def test_a_vdec_picture_read_before_its_callback_races_the_send(checking, ctx):
     pic = acl.media.dvpp_create_pic_desc()
     acl.media.dvpp_set_pic_desc_data(pic, out)
     acl.media.dvpp_set_pic_desc_size(pic, size)
+    return stream_desc, pic, out, size
+
+
+def test_a_vdec_picture_read_before_its_callback_races_the_send(checking, ctx):
+    hold = threading.Event()
+    channel = Channel(ctx, H264_MAIN, hold=hold)  # its report thread delivers nothing until released
+    stream_desc, pic, out, size = _vdec_frame()
     assert acl.media.vdec_send_frame(channel.desc, stream_desc, pic, channel.config, None) == 0
     send_line = here() - 1
     host, _ = acl.rt.malloc_host(size)
@@ -542,18 +549,8 @@ def test_regression_a_vdec_send_refused_by_a_destroy_leaves_nothing_queued(check
     channel closing: refused, it left a write that would never happen, so every later host access to that picture
     was a race (and one registered after the destroy ended was never forgotten). The refusal takes it back."""
     channel = Channel(ctx, H264_MAIN)
-    packet = encode_clip("libx264", 1, 192, 128)[0]
-    data, _ = acl.media.dvpp_malloc(len(packet))
-    assert acl.rt.memcpy(data, len(packet), acl.util.bytes_to_ptr(packet), len(packet), 1) == 0
-    stream_desc = acl.media.dvpp_create_stream_desc()
-    acl.media.dvpp_set_stream_desc_data(stream_desc, data)
-    acl.media.dvpp_set_stream_desc_size(stream_desc, len(packet))
-    size = 192 * 128 * 3 // 2
-    out, _ = acl.media.dvpp_malloc(size)
+    stream_desc, pic, out, size = _vdec_frame()
     assert acl.rt.memset(out, size, 0, size) == 0  # written: a read of it is no uninitialized read
-    pic = acl.media.dvpp_create_pic_desc()
-    acl.media.dvpp_set_pic_desc_data(pic, out)
-    acl.media.dvpp_set_pic_desc_size(pic, size)
     live = vdec._live_channel(channel.desc)
     live.closing = True  # what a destroy on another thread has set by the time this send takes the lock
     try:
