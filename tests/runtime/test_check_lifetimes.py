@@ -356,6 +356,21 @@ def test_each_kind_destroyed_is_clean(env, pair):
     assert checker.findings() == []
 
 
+VMM_PAIRS = [pair for pair in PAIRS if pair.label in ("virtual address range", "physical memory", "memory mapping")]
+
+
+@pytest.mark.parametrize("pair", VMM_PAIRS, ids=lambda p: p.create)
+def test_regression_virtual_memory_released_twice_is_a_double_free(env, pair):
+    """VMM keeps its own tables, not handle tables: a second release returned its code but made no finding."""
+    handle = _made(env, pair)
+    assert pair.undo(env, handle) in (0, None)
+    assert pair.undo(env, handle) not in (0, None)
+    assert [(f.kind, f.what) for f in checker.findings()] == [
+        ("double-free", f"{pair.label} {handle:#x} destroyed twice")
+    ]
+    checker.take_findings()
+
+
 # ----- GE sessions: the program's until close(), GEFinalize, or it lets go of them -----
 
 

@@ -180,14 +180,23 @@ def reserve(size: int, alignment: int, expect_ptr: int, flags: int) -> int:
     return reservation.addr
 
 
+def _stale(kind: str, key: int, message: str) -> AclError:
+    """The error for a release of what does not exist; under ``openacl check``, a double free if it was released
+    before (the handle tables report their stale handles the same way)."""
+    if checker.enabled:
+        checker.on_stale_handle(kind, key, destroying=True)
+    return AclError(_INVALID, message)
+
+
 def release(addr: int) -> None:
     with _lock:
         reservation = _reservations.get(addr)
-        if reservation is None:
-            raise AclError(_INVALID, f"{addr:#x} is not the start of a reserved range")
-        if _runs.get(addr):
-            raise AclError(_INVALID, f"the range at {addr:#x} still has mappings: unmap them first")
-        del _reservations[addr]
+        if reservation is not None:
+            if _runs.get(addr):
+                raise AclError(_INVALID, f"the range at {addr:#x} still has mappings: unmap them first")
+            del _reservations[addr]
+    if reservation is None:  # (the checker is told after the lock)
+        raise _stale("virtual address range", addr, f"{addr:#x} is not the start of a reserved range")
     if checker.enabled:
         checker.on_destroy("virtual address range", addr)
 
@@ -215,8 +224,9 @@ def _memory_handle() -> int:
 def free_physical(handle: int) -> None:
     """Forget the handle; memory still mapped stays until it is unmapped."""
     with _lock:
-        if _physicals.pop(handle, None) is None:
-            raise AclError(_INVALID, f"physical memory {handle:#x} does not exist (never made or freed)")
+        physical = _physicals.pop(handle, None)
+    if physical is None:
+        raise _stale("physical memory", handle, f"physical memory {handle:#x} does not exist (never made or freed)")
     if checker.enabled:
         checker.on_destroy("physical memory", handle)
 
@@ -294,7 +304,7 @@ def unmap_mem(addr: int) -> None:
         if mapping is not None:
             _rebuild_runs_locked(mapping.reservation)
     if mapping is None:
-        raise AclError(_INVALID, f"{addr:#x} is not the start of a mapping")
+        raise _stale("memory mapping", addr, f"{addr:#x} is not the start of a mapping")
     if checker.enabled:
         checker.on_destroy("memory mapping", addr)
 
