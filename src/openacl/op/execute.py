@@ -266,7 +266,9 @@ def repeat(
     float or a numpy integer that compares equal to one is not plain, and is refused by the whole way.
 
     The hot path of small operators, written out in one function (each Python frame less is measurable on a
-    call of a few microseconds): ``take`` when nothing changed since the plan's last look, inline; then, for a
+    call of a few microseconds: calling ``take`` instead of its all-equal case inline measured 0.05 to 0.15 more
+    on the op benchmark's Add [16] ratio, four runs each, side by side): ``take`` when nothing changed since the
+    plan's last look, inline; then, for a
     small operator writing every output in place on an idle stream, ``compiled.run_into`` at once, on the
     calling thread (``Stream.run_here``). Its memory is as the take found it (the generation): a free by
     another thread after the take is ordered after this call, and the pins keep the bytes until the run ends,
