@@ -172,6 +172,12 @@ def model_loaded(model_id: int) -> bool:
         return session is not None
 
 
+def watches(model_id: int) -> bool:
+    """Whether a step of this model may be dumped (it was loaded under dump settings, or attached): without
+    the lock, one dict lookup, for the model's execution plan (a race with a load is a race with its steps)."""
+    return model_id in _models
+
+
 def attach(model_id: int, session: DumpSession) -> None:
     """Dump a loaded model under ``session`` whatever the settings (``openacl dump``'s one-shot dumps)."""
     with _lock:

@@ -7,6 +7,10 @@ execution, every output index holds a desc the dataset owns with the dims, dtype
 produced (CANN fills them for dynamic-shape models; openacl for every model), which ``get_dataset_tensor_desc``
 returns and ``destroy_dataset`` destroys. ``set_dataset_tensor_desc`` needs an index below the dataset's buffer
 count (``ACL_ERROR_INVALID_PARAM`` otherwise, as CANN checks).
+
+Invariant: a dataset changes only here (its buffers, its descs, its destruction), and each change renews its
+``version`` stamp after the new contents are in (``runtime.versions``): a model's execution plan
+(``model.plan``) sees the change by the stamp alone.
 """
 
 from __future__ import annotations
@@ -16,17 +20,19 @@ from openacl.op import tensor_desc as _tensor_desc
 from openacl.runtime import checker
 from openacl.runtime.buffers import DataBuffer, data_buffers
 from openacl.runtime.handles import HandleTable
+from openacl.runtime.versions import renew, stamp
 
 
 class Dataset:
     """Holds data-buffer handles, not the buffers: a buffer destroyed later is caught when the model runs."""
 
-    __slots__ = ("buffers", "owned_descs", "tensor_descs")
+    __slots__ = ("buffers", "owned_descs", "tensor_descs", "version")
 
     def __init__(self) -> None:
         self.buffers: list[int] = []
         self.tensor_descs: dict[int, int] = {}  # buffer index -> tensor desc handle
         self.owned_descs: set[int] = set()  # the descs an execution created (destroyed with the dataset)
+        self.version = stamp()
 
     def resolve(self, what: str) -> list[DataBuffer]:
         out = []
@@ -46,6 +52,7 @@ def create_dataset() -> int:
 
 def destroy_dataset(handle: int) -> None:
     dataset = datasets.remove(handle)
+    renew(dataset)
     for desc in dataset.owned_descs:
         if desc in _tensor_desc.tensor_descs:
             _tensor_desc.destroy(desc)
@@ -55,6 +62,7 @@ def add_buffer(handle: int, buffer: int) -> None:
     dataset = datasets.get(handle)
     data_buffers.get(buffer)  # must exist now
     dataset.buffers.append(buffer)
+    renew(dataset)
 
 
 def num_buffers(handle: int) -> int:
@@ -82,6 +90,7 @@ def set_tensor_desc(handle: int, desc: int, index: int) -> None:
         if previous in _tensor_desc.tensor_descs:
             _tensor_desc.destroy(previous)
     dataset.tensor_descs[index] = desc
+    renew(dataset)
 
 
 def get_tensor_desc(handle: int, index: int) -> int:
@@ -123,3 +132,4 @@ def publish_output(handle: int, index: int, acl_dtype: int, dims: tuple[int, ...
         checker.disown(_tensor_desc.tensor_descs.kind, created)  # the dataset's, destroyed with it
     dataset.owned_descs.add(created)
     dataset.tensor_descs[index] = created
+    renew(dataset)

@@ -29,7 +29,7 @@ from openacl.dtypes import ONNX_STRING, AclFormat, acl_from_numpy, numpy_from_on
 from openacl.dump import session as dump_session
 from openacl.errors import AclCode, AclError, ExecutionFailed
 from openacl.log import get_logger
-from openacl.model import aipp, dynamic, skeleton
+from openacl.model import aipp, dynamic, plan, skeleton
 from openacl.model.observed import ObservedModel
 from openacl.onnxrt import session_options
 from openacl.runtime import checker, memory
@@ -218,6 +218,7 @@ class Model:
         self.last_output_shapes: list[tuple[int, ...]] = [desc.shape for desc in self.acl_outputs]
         if self.gears is not None:
             self.select_gear(self.gears.largest)
+        self.plans = plan.ModelPlans(self)  # last: it reads what the model is (gears, AIPP, shapes)
 
     def _gear_output_shapes(self) -> dict[tuple[int, ...], list[tuple[int, ...]]]:
         """Each gear's output shapes: by shape inference, or by one run on zeros where inference falls short."""

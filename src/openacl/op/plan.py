@@ -26,6 +26,7 @@ import operator
 import weakref
 from collections.abc import Callable, Hashable
 from dataclasses import InitVar, dataclass, field
+from typing import Generic, Protocol, TypeVar
 
 from openacl import atfork
 from openacl.op.compiled import CompiledOp
@@ -37,7 +38,7 @@ _version = operator.attrgetter("version")
 
 
 @functools.cache
-def _referents(count: int) -> Callable[[tuple[weakref.ref, ...]], tuple]:
+def referents_getter(count: int) -> Callable[[tuple[weakref.ref, ...]], tuple]:
     """``lambda refs: (refs[0](), ..., refs[count - 1]())``, made once per count: a plan's pins with no map,
     generator or ``operator.call`` per referent (half the cost, on every repeated call)."""
     return eval(f"lambda refs: ({''.join(f'refs[{i}](), ' for i in range(count))})")  # its text: numbers only
@@ -88,10 +89,24 @@ class Plan:
         self.moved = self.compiled.input_bytes + sum(out.size for out in self.outputs)
         self.small = self.moved <= inline_limit
         self.copies = None in self.direct
-        self.referents = _referents(len(self.refs))
+        self.referents = referents_getter(len(self.refs))
 
 
-class PlanCache:
+class Stamped(Protocol):
+    """What ``PlanCache.take`` reads of a plan: an operator's ``Plan``, a model's (``model.plan.ExecPlan``)."""
+
+    objects: tuple[object, ...]  # the host objects the plan was worked out from ...
+    versions: list[int]  # ... and their stamps, read before their contents
+    generation: int  # memory.space.generation before the memory was checked
+    refs: tuple[weakref.ref, ...]  # the regions its memory lies in
+    epoch: int  # versions.epoch, read before the stamps were last found equal (-1: never)
+    referents: Callable[[tuple[weakref.ref, ...]], tuple]  # refs' referents, in one call (``referents_getter``)
+
+
+P = TypeVar("P", bound=Stamped)
+
+
+class PlanCache(Generic[P]):
     """Plans by the handles of the call that made them. Reads take no lock (one dict lookup, atomic under the
     GIL); inserting takes it, and drops the oldest plan past ``capacity``."""
 
@@ -99,11 +114,11 @@ class PlanCache:
         self.capacity = capacity
         self._lock = atfork.lock()
         # Invariant: _plans is only ever changed in place (never rebound), so ``find`` stays its lookup.
-        self._plans: dict[Hashable, Plan] = {}
+        self._plans: dict[Hashable, P] = {}
         #: The plan made for ``key``, or None, as it is: no stamp, generation or region looked at (``take`` does).
-        self.find: Callable[[Hashable], Plan | None] = self._plans.get
+        self.find: Callable[[Hashable], P | None] = self._plans.get
 
-    def take(self, key: Hashable) -> tuple[Plan, tuple[memory.Region, ...]] | None:
+    def take(self, key: Hashable) -> tuple[P, tuple[memory.Region, ...]] | None:
         """The plan for ``key`` with its pins for one call (strong references to its regions, which hold the
         bytes until the call's task ran), if nothing it was worked out from has changed since: the memory table's
         generation and every stamp are as the plan saw them (``versions``), and no region of it is gone."""
@@ -118,7 +133,7 @@ class PlanCache:
         pins = plan.referents(plan.refs)
         return None if None in pins else (plan, pins)
 
-    def put(self, key: Hashable, plan: Plan) -> None:
+    def put(self, key: Hashable, plan: P) -> None:
         dropped = []  # let go after the lock: the last reference to a compiled operator may go with a plan
         with self._lock:
             dropped.append(self._plans.pop(key, None))  # re-inserted last: a plan just made is the newest
@@ -137,4 +152,4 @@ class PlanCache:
         return len(self._plans)
 
 
-plans = PlanCache()
+plans: PlanCache[Plan] = PlanCache()

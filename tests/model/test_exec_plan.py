@@ -1,0 +1,289 @@
+"""A model's execution plan (``model.plan``): a dataset pair run twice the whole way runs on a plan after,
+reading and writing its buffers in place; any change behind the plan is seen, and the call goes the whole way
+with its checks and codes."""
+
+from __future__ import annotations
+
+import threading
+import weakref
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+import acl
+from openacl import onnxrt
+from openacl.errors import AclCode
+from openacl.model import model as model_table
+from openacl.model import profiled
+from openacl.runtime import checker, memory
+from tests.aipp_models import YUV420SP_U8, aipp_model, static_conf
+from tests.gear_models import batch_model
+from tests.model.test_profiled import Collected
+from tests.model_io import ModelIO, demo_input, reference
+
+INVALID = AclCode.ACL_ERROR_INVALID_PARAM
+
+
+@pytest.fixture
+def io(ctx):
+    return ModelIO()
+
+
+def _plans(io: ModelIO):
+    return model_table.get(io.model_id).plans.cache
+
+
+def _execute(io: ModelIO) -> int:
+    return acl.mdl.execute(io.model_id, io.inputs[0], io.outputs[0])
+
+
+def _check_run(io: ModelIO, seed: int) -> None:
+    x = demo_input(seed)
+    for got, want in zip(io.run(x), reference(x=x), strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_a_pair_run_again_takes_its_plan_and_reads_each_call_s_input(io):
+    _check_run(io, 0)
+    assert len(_plans(io)) == 0  # one call the whole way: no plan yet
+    _check_run(io, 1)
+    assert len(_plans(io)) == 1
+    for seed in (2, 3, 4):  # on the plan: new input bytes in the same buffers, new outputs
+        _check_run(io, seed)
+    assert model_table.get(io.model_id).executions == 5  # every planned run is a step (dump and profile steps)
+
+
+def test_a_planned_call_checks_no_memory(io, monkeypatch):
+    """The steady state looks no address up in the memory table: the generation says nothing changed."""
+    _check_run(io, 0)
+    _check_run(io, 1)
+    finds = []
+    real = memory.space.find
+    monkeypatch.setattr(memory.space, "find", lambda *a: (finds.append(a), real(*a))[1])
+    assert _execute(io) == 0
+    assert finds == []
+
+
+def test_new_datasets_for_every_call_make_no_plan(ctx):
+    """acllite's way: a dataset made and destroyed around each call never repeats a pair."""
+    io = ModelIO()
+    for seed in range(3):
+        io.inputs = io._dataset(1, acl.mdl.get_input_size_by_index)
+        _check_run(io, seed)
+    assert len(_plans(io)) == 0
+
+
+def test_an_output_buffer_re_pointed_behind_a_plan_gets_the_outputs(io):
+    _check_run(io, 0)
+    _check_run(io, 1)
+    ptr, size = io.outputs[1][0]
+    moved, _ = acl.rt.malloc(size, 0)
+    buffer = acl.mdl.get_dataset_buffer(io.outputs[0], 0)
+    assert acl.update_data_buffer(buffer, moved, size) == 0
+    assert acl.rt.memset(ptr, size, 0, size) == 0
+    x = demo_input(2)
+    io.load_input(x)
+    assert _execute(io) == 0
+    got = np.frombuffer(acl.util.ptr_to_bytes(moved, size), np.float32)
+    np.testing.assert_allclose(got, reference(x=x)[0].ravel(), rtol=1e-5, atol=1e-6)
+    assert not any(acl.util.ptr_to_bytes(ptr, size))  # the old buffer's memory is not written
+
+
+def test_memory_freed_behind_a_plan_is_refused_as_the_whole_way_refuses_it(io, acl_log):
+    _check_run(io, 0)
+    _check_run(io, 1)
+    assert acl.rt.free(io.outputs[1][0][0]) == 0
+    assert _execute(io) == INVALID
+    assert any("output 0 buffer" in r.getMessage() for r in acl_log.records)
+
+
+def test_memory_freed_and_allocated_again_smaller_at_the_same_address_behind_a_plan(io):
+    """The output's memory goes and the same address is mapped again, smaller (virtual memory makes it certain):
+    the plan's checks no longer hold, and the call is refused as the whole way refuses a buffer past its memory."""
+    prop = {"handleType": 0, "allocationType": 0, "memAttr": 0, "location": {"id": 0, "type": 1}, "reserve": 0}
+    page, _ = acl.rt.mem_get_allocation_granularity(prop, 0)
+    base, _ = acl.rt.reserve_mem_address(2 * page, 0, 0, 0)
+    two, _ = acl.rt.malloc_physical(2 * page, prop, 0)
+    one, _ = acl.rt.malloc_physical(page, prop, 0)
+    assert acl.rt.map_mem(base, 2 * page, 0, two, 0) == 0
+    assert acl.update_data_buffer(acl.mdl.get_dataset_buffer(io.outputs[0], 0), base, 2 * page) == 0
+    io.outputs[1][0] = (base, io.outputs[1][0][1])  # read back as many bytes as before
+    _check_run(io, 0)
+    _check_run(io, 1)
+    assert len(_plans(io)) == 1
+    assert acl.rt.unmap_mem(base) == 0
+    assert acl.rt.map_mem(base, page, 0, one, 0) == 0
+    assert _execute(io) == INVALID
+    assert acl.rt.unmap_mem(base) == 0
+    for handle in (two, one):
+        assert acl.rt.free_physical(handle) == 0
+    assert acl.rt.release_mem_address(base) == 0
+
+
+def test_destroyed_handles_behind_a_plan_are_refused(io):
+    _check_run(io, 0)
+    _check_run(io, 1)
+    buffer = acl.mdl.get_dataset_buffer(io.inputs[0], 0)
+    assert acl.destroy_data_buffer(buffer) == 0
+    assert _execute(io) == INVALID
+    assert acl.mdl.destroy_dataset(io.outputs[0]) == 0
+    assert _execute(io) == INVALID
+
+
+def test_a_buffer_added_behind_a_plan_is_refused(io):
+    _check_run(io, 0)
+    _check_run(io, 1)
+    ptr, size = io.inputs[1][0]
+    _, ret = acl.mdl.add_dataset_buffer(io.inputs[0], acl.create_data_buffer(ptr, size))
+    assert ret == 0
+    assert _execute(io) == INVALID  # the model takes one input, the dataset now holds two
+
+
+def test_output_descs_after_planned_runs_and_a_desc_changed_behind_a_plan(io):
+    for seed in range(3):
+        _check_run(io, seed)
+    desc = acl.mdl.get_dataset_tensor_desc(io.outputs[0], 0)
+    dims = [acl.get_tensor_desc_dim(desc, i) for i in range(acl.get_tensor_desc_num_dims(desc))]
+    assert dims == list(reference(x=demo_input())[0].shape)
+    assert acl.set_tensor_shape(desc, [7]) == 0  # the program changes the dataset's own desc
+    _check_run(io, 3)  # the whole way: the desc is what the model produced again
+    assert acl.get_tensor_desc_num_dims(desc) == len(dims)
+
+
+def test_a_plan_keeps_no_memory_alive(io):
+    _check_run(io, 0)
+    _check_run(io, 1)
+    ptr, size = io.outputs[1][0]
+    gone = weakref.ref(memory.space.find(ptr, size))
+    assert acl.rt.free(ptr) == 0
+    assert gone() is None
+    assert len(_plans(io)) == 1
+
+
+def test_outputs_over_an_input_are_not_planned(ctx, tmp_path):
+    """An output buffer inside the input's memory: onnxruntime would write it while it may still read the input,
+    so every call goes the whole way (the outputs are copied after the run)."""
+    io = ModelIO()
+    in_ptr, _ = io.inputs[1][0]
+    out_size = io.outputs[1][0][1]
+    for index in range(len(io.outputs[1])):
+        buffer = acl.mdl.get_dataset_buffer(io.outputs[0], index)
+        assert acl.update_data_buffer(buffer, in_ptr + index * out_size, out_size) == 0
+    for seed in range(3):
+        x = demo_input(seed)
+        io.load_input(x)
+        assert _execute(io) == 0
+        got = np.frombuffer(acl.util.ptr_to_bytes(in_ptr, out_size), np.float32)
+        np.testing.assert_allclose(got, reference(x=x)[0].ravel(), rtol=1e-5, atol=1e-6)
+    assert len(_plans(io)) == 0
+
+
+def test_two_threads_run_one_plan_at_once(io, ctx):
+    """Each run takes its own IO binding out of the plan's pool."""
+    _check_run(io, 0)
+    _check_run(io, 0)
+    want = reference(x=demo_input(0))
+    errors = []
+
+    def loop() -> None:
+        assert acl.rt.set_context(ctx) == 0
+        for _ in range(50):
+            ret = _execute(io)
+            if ret:
+                errors.append(ret)
+
+    threads = [threading.Thread(target=loop) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    for got, expected in zip(io.read_outputs(), want, strict=True):
+        np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+
+
+def test_a_profiled_step_after_a_plan_goes_the_whole_way(io):
+    _check_run(io, 0)
+    _check_run(io, 1)
+    collected = Collected(io.model_id)
+    _check_run(io, 2)
+    records = collected.finish()
+    model = model_table.get(io.model_id)
+    assert records == [profiled._node_names(model)[i] for i in range(len(model.proto.graph.node))]
+
+
+def test_an_onnxruntime_without_a_c_entry_runs_plans_through_its_public_method(io, monkeypatch):
+    monkeypatch.setattr(onnxrt, "bound_entry", lambda session: None)
+    for seed in range(3):
+        _check_run(io, seed)
+    (plan,) = _plans(io)._plans.values()
+    assert plan._entry is None
+
+
+def _gather_model(path) -> str:
+    """Gather of 4 floats at one int64 index: a data-dependent failure (an index out of range) with fixed shapes."""
+    graph = helper.make_graph(
+        [helper.make_node("Gather", ["data", "index"], ["y"])],
+        "gather",
+        [
+            helper.make_tensor_value_info("data", TensorProto.FLOAT, [4]),
+            helper.make_tensor_value_info("index", TensorProto.INT64, [1]),
+        ],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])],
+    )
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]), path)
+    return str(path)
+
+
+def test_a_planned_run_onnxruntime_refuses_fails_with_the_whole_way_s_code_and_the_next_one_runs(
+    ctx, tmp_path, acl_log
+):
+    io = ModelIO(_gather_model(tmp_path / "gather.onnx"))
+    (data_ptr, _), (index_ptr, _) = io.inputs[1]
+    data = np.arange(4, dtype=np.float32) * 10
+    host = data.tobytes()
+    acl.rt.memcpy(data_ptr, 16, acl.util.bytes_to_ptr(host), 16, 1)
+
+    def run(index: int) -> tuple[int, float]:
+        host = np.array([index], np.int64).tobytes()
+        acl.rt.memcpy(index_ptr, 8, acl.util.bytes_to_ptr(host), 8, 1)
+        ret = _execute(io)
+        return ret, float(np.frombuffer(acl.util.ptr_to_bytes(io.outputs[1][0][0], 4), np.float32)[0])
+
+    assert run(1) == (0, 10.0) and run(2) == (0, 20.0)
+    assert len(_plans(io)) == 1
+    assert run(3) == (0, 30.0)
+    bad, _ = run(9)
+    assert bad == AclCode.ACL_ERROR_FAILURE
+    assert any(f"model {io.model_id} (gather): execution failed" in r.getMessage() for r in acl_log.records)
+    assert run(0) == (0, 0.0)  # a new binding: the failed one is not pooled again
+
+
+def test_gear_aipp_and_dynamic_models_are_not_planned(ctx, tmp_path):
+    """Their runs read more than the buffers' addresses (a gear, AIPP parameters, a shape): the whole way."""
+    paths = [
+        batch_model(tmp_path / "gears.onnx"),
+        aipp_model(tmp_path / "aipp.onnx", conf=static_conf(YUV420SP_U8, 6, 4, {})),
+        batch_model(tmp_path / "dynamic.onnx", gears=None),
+    ]
+    for path in paths:
+        model_id, ret = acl.mdl.load_from_file(str(path))
+        assert ret == 0
+        assert not model_table.get(model_id).plans.enabled
+    assert model_table.get(ModelIO().model_id).plans.enabled
+
+
+def test_under_openacl_check_every_call_goes_the_whole_way(io):
+    """The checker orders each call's reads and writes against the streams' tasks: no call skips it."""
+    checker.reset()
+    checker.enable()
+    try:
+        for seed in range(3):
+            _check_run(io, seed)
+        assert len(_plans(io)) == 0
+    finally:
+        checker.enable(False)
+        checker.reset()
+        checker.take_findings()
