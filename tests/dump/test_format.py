@@ -276,6 +276,29 @@ def test_file_parts_then_read_dump_round_trips(op_name, inputs, outputs, dump_ti
         _assert_read_back(got, want)
 
 
+@settings(max_examples=60, deadline=None)
+@given(
+    op_name=st.text(max_size=20),
+    inputs=st.lists(_arrays(), max_size=3),
+    outputs=st.lists(_arrays(), max_size=3),
+    dump_time=st.one_of(st.sampled_from([0, 1, 127, 128, 2**63, 2**64 - 1]), st.integers(0, 2**64 - 1)),
+)
+def test_a_template_s_spliced_header_is_protobuf_s_own_bytes(op_name, inputs, outputs, dump_time):
+    """``HeaderTemplate`` writes the time between its fixed bytes: exactly ``header``'s serialization."""
+    template = fmt.HeaderTemplate(op_name, inputs, outputs)
+    assert template._spliced
+    assert template.parts(inputs, outputs, dump_time)[0] == fmt.header(op_name, inputs, outputs, dump_time)
+
+
+def test_a_template_whose_splice_would_differ_serializes_instead(monkeypatch):
+    """Where the check at build fails (a protobuf that orders fields otherwise), each header is serialized."""
+    monkeypatch.setattr(fmt, "_DUMP_TIME_TAG", b"\x11")  # a wrong tag: the check at build sees the difference
+    a = np.arange(4, dtype=np.float32)
+    template = fmt.HeaderTemplate("op", [a], [a])
+    assert not template._spliced
+    assert template.parts([a], [a], 1_700_000_000_000_001)[0] == fmt.header("op", [a], [a], 1_700_000_000_000_001)
+
+
 def test_read_dump_from_a_path_gives_writable_arrays(tmp_path):
     array = np.arange(6, dtype=np.float32).reshape(2, 3)
     path = tmp_path / "Abs.Abs_1.1.0.1700000000000000"

@@ -16,9 +16,11 @@ import acl
 from openacl import onnxrt
 from openacl.errors import AclCode
 from openacl.model import model as model_table
+from openacl.model import plan as model_plan
 from openacl.model import profiled
 from openacl.runtime import checker, memory
 from tests.aipp_models import YUV420SP_U8, aipp_model, static_conf
+from tests.dump.test_model_dump import dump_files, write_config
 from tests.gear_models import batch_model
 from tests.model.test_profiled import Collected
 from tests.model_io import ModelIO, demo_input, reference
@@ -287,3 +289,46 @@ def test_under_openacl_check_every_call_goes_the_whole_way(io):
         checker.enable(False)
         checker.reset()
         checker.take_findings()
+
+
+def _spy_on_plan_runs(monkeypatch) -> list[int]:
+    runs: list[int] = []
+    real = model_plan.ExecPlan.run
+    monkeypatch.setattr(model_plan.ExecPlan, "run", lambda self: (runs.append(1), real(self))[1])
+    return runs
+
+
+def test_a_dumped_step_of_a_planned_pair_runs_its_outputs_on_the_plan(ctx, tmp_path, monkeypatch):
+    """A model loaded under dump settings goes the whole way (a step may be dumped), but its outputs still come
+    from the pair's plan; the dumped step's files are the observed run's, as ever."""
+    assert acl.init() == 0
+    out = tmp_path / "dump"
+    out.mkdir()
+    config = write_config(tmp_path / "d.json", dump_path=str(out), dump_list=[{"model_name": "tinynet"}], dump_step="2")
+    assert acl.mdl.init_dump() == 0 and acl.mdl.set_dump(config) == 0
+    io = ModelIO()
+    runs = _spy_on_plan_runs(monkeypatch)
+    for seed in range(4):
+        _check_run(io, seed)
+    assert acl.mdl.finalize_dump() == 0
+    acl.finalize()
+    assert runs == [1, 1]  # steps 2 (dumped) and 3: the plan was made after step 1
+    assert {p.parent.name for p in dump_files(out)} == {"2"}
+
+
+def test_a_pair_whose_memory_changes_between_calls_makes_no_plan(ctx, monkeypatch):
+    """A dump through a callback lends each chunk's memory to the program during the call: the memory table
+    changes after every step, so a plan would be stale at the next call and none is made."""
+    assert acl.init() == 0
+    assert acl.mdl.init_dump() == 0
+    assert acl.mdl.dump_reg_callback(lambda chunk: 0, 0) == 0
+    io = ModelIO()
+    runs = _spy_on_plan_runs(monkeypatch)
+    for seed in range(4):
+        _check_run(io, seed)
+        acl.mdl.dump_unreg_callback()  # every chunk delivered: the loans are over
+        assert acl.mdl.dump_reg_callback(lambda chunk: 0, 0) == 0
+    acl.mdl.dump_unreg_callback()
+    assert len(_plans(io)) == 0 and runs == []
+    assert acl.mdl.finalize_dump() == 0
+    acl.finalize()

@@ -331,6 +331,29 @@ def test_user_regions_of_dropped_objects_are_swept_and_live_ones_kept():
     assert memory.read_bytes(alive_addr, len(alive)) == alive
 
 
+def test_the_generation_moves_on_with_every_removal_and_no_addition(dev):
+    """What a plan checked holds while the generation stands: a region added takes nothing from it (so a loop
+    registering each new input keeps its plans); a free, a loan's end, a sweep that forgets one each move it."""
+    before = memory.space.generation
+    ptr, _ = acl.rt.malloc(64, 0)
+    data = b"registered" * 4
+    memory.bytes_address(data)
+    with memory.lent(np.zeros(16, np.uint8)):
+        assert memory.space.generation == before
+    after_loan = memory.space.generation
+    assert after_loan > before
+    assert acl.rt.free(ptr) == 0
+    assert memory.space.generation > after_loan
+    kept = memory.space.generation
+    live = [b"live %06d" % i for i in range(memory.space._next_sweep + 1)]
+    for obj in live:  # past the sweep's threshold, every object alive: the sweep forgets nothing, no move
+        memory.bytes_address(obj)
+    assert memory.space.generation == kept
+    for i in range(memory.space._next_sweep + 1):
+        memory.bytes_address(b"temporary %06d" % i)  # dropped at once: the next sweep forgets them
+    assert memory.space.generation > kept
+
+
 def test_read_bytes_of_every_region_kind(dev, host):
     floats = np.arange(4, dtype=np.float32)
     for addr, expected in (

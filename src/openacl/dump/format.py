@@ -221,7 +221,11 @@ class HeaderTemplate:
     """One operator's header, built once and re-stamped on each run while its tensors keep dtypes and shapes.
 
     A model's operators see the same layouts run after run, so a dump need not rebuild the same protobuf
-    message every time: :meth:`parts` sets ``dump_time`` and serializes. Thread-safe.
+    message every time. ``dump_time`` is field 2 of ``DumpData``, and protobuf writes fields in number order:
+    the header is the bytes before it (the version), the field's tag and varint, and the bytes after it, which
+    never change. So :meth:`parts` splices this run's time in, with no message, no serialization and no lock;
+    the template checks at build that the splice gives protobuf's own bytes, and re-serializes (under its lock)
+    where it would not. Thread-safe.
     """
 
     def __init__(
@@ -237,18 +241,49 @@ class HeaderTemplate:
         self.layout = layout_key(inputs, outputs)
         self._message = _message(op_name, inputs, outputs, 0, original_shape)
         self._lock = atfork.lock()
+        without_time = self._message.SerializeToString()  # proto3: a zero dump_time is not written
+        version = dump_data_pb2.DumpData(version=DUMP_VERSION).SerializeToString()
+        self._head, self._tail = version, without_time[len(version) :]
+        probe = 1_764_806_400_123_456  # a time of the form now_us gives: the splice must equal protobuf's bytes
+        self._spliced = without_time.startswith(version) and self._splice(probe) == self._serialized(probe)
+
+    def _splice(self, dump_time_us: int) -> bytes:
+        time_field = _DUMP_TIME_TAG + _varint(dump_time_us) if dump_time_us else b""  # proto3 leaves a zero out
+        body = b"".join((self._head, time_field, self._tail))
+        return _LENGTH.pack(len(body)) + body
+
+    def _serialized(self, dump_time_us: int) -> bytes:
+        with self._lock:
+            self._message.dump_time = dump_time_us
+            body = self._message.SerializeToString()
+        return _LENGTH.pack(len(body)) + body
 
     def parts(
         self, inputs: Sequence[np.ndarray], outputs: Sequence[np.ndarray], dump_time_us: int
     ) -> list[bytes | memoryview]:
         """As :func:`file_parts`, for tensors whose :func:`layout_key` equals this template's ``layout``."""
-        with self._lock:
-            self._message.dump_time = dump_time_us
-            body = self._message.SerializeToString()
-        parts: list[bytes | memoryview] = [_LENGTH.pack(len(body)) + body]
-        parts.extend(_raw_bytes(_writable_layout(a)) for a in inputs)
-        parts.extend(_raw_bytes(_writable_layout(a)) for a in outputs)
+        header = self._splice(dump_time_us) if self._spliced else self._serialized(dump_time_us)
+        parts: list[bytes | memoryview] = [header]
+        for arrays in (inputs, outputs):
+            for a in arrays:
+                plain = (
+                    type(a) is np.ndarray and a.flags.c_contiguous and a.dtype.isnative and a.dtype.kind not in "OUS"
+                )
+                parts.append(memoryview(a.reshape(-1).view(np.uint8)) if plain else _raw_bytes(_writable_layout(a)))
         return parts
+
+
+_DUMP_TIME_TAG = bytes([2 << 3])  # field 2, wire type 0 (varint)
+
+
+def _varint(value: int) -> bytes:
+    """``value`` (>= 0) as a protobuf base-128 varint."""
+    out = bytearray()
+    while value > 0x7F:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
 
 
 def layout_key(inputs: Sequence[np.ndarray], outputs: Sequence[np.ndarray]) -> tuple:

@@ -9,7 +9,7 @@ memory the program owns (``borrowed``, copied before a callback can see them: se
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -17,17 +17,17 @@ from openacl.dump import format as dump_format
 from openacl.dump import naming
 
 
-@dataclass(frozen=True)
-class Record:
-    """One dump file: its name in the step directory, its parts in order, the parts that are borrowed."""
+class Record(NamedTuple):
+    """One dump file: its name in the step directory, its parts in order, the parts that are borrowed, and its
+    size in bytes (the parts' lengths: each part is bytes or a memoryview of format ``"B"``)."""
 
     name: str
     parts: list[bytes | memoryview]
     borrowed: frozenset[int]
+    size: int
 
-    @property
-    def size(self) -> int:
-        return sum(map(len, self.parts))
+
+_NONE_BORROWED: frozenset[int] = frozenset()
 
 
 class OpRecord:
@@ -62,10 +62,13 @@ class OpRecord:
         stamp = naming.now_us()
         name = naming.file_name_with_prefix(self.prefix, stream_id, stamp)
         if stats is not None:
-            return Record(name + ".csv", [dump_format.stats_csv(inputs, outputs, stats).encode()], frozenset())
+            csv = dump_format.stats_csv(inputs, outputs, stats).encode()
+            return Record(name + ".csv", [csv], _NONE_BORROWED, len(csv))
         template = self.template
         if template is None or template.layout != dump_format.layout_key(inputs, outputs):
             template = self.template = dump_format.HeaderTemplate(self.name, inputs, outputs)
         parts = template.parts(inputs, outputs, stamp)
-        lent = frozenset(1 + i for i, array in enumerate((*inputs, *outputs)) if id(array) in borrowed)
-        return Record(name, parts, lent)
+        lent = _NONE_BORROWED
+        if borrowed:
+            lent = frozenset(1 + i for i, array in enumerate((*inputs, *outputs)) if id(array) in borrowed)
+        return Record(name, parts, lent, sum(map(len, parts)))

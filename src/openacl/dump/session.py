@@ -69,6 +69,8 @@ class ModelDump:
     ops: list[OpRecord] | None = None  # planned at the first dumped step
     dumped_steps: int = 0  # Invariant: only changed under ``lock``
     lock: threading.Lock = field(default_factory=atfork.lock)
+    #: (dump root, device id) -> the model's directory there, without the step (``DumpStep.directory``)
+    directories: dict[tuple[str, int], str] = field(default_factory=dict)
 
 
 _lock = atfork.lock()
@@ -90,6 +92,7 @@ def on_acl_init(section: object) -> None:
     env_path = os.environ.get("OPENACL_DUMP")
     env_config = load_dump_config(env_path) if env_path else None
     config = parse_dump_section(section) if section is not None else None
+    writer.read_settings()
     with _lock:
         _from_init = DumpSession(config, "acl.init") if config is not None and config.model_dump_enabled else None
         _from_env = DumpSession(env_config, "OPENACL_DUMP") if env_config is not None else None
@@ -106,6 +109,7 @@ def init_dump() -> None:
             raise AclError(AclCode.ACL_ERROR_DUMP_ALREADY_RUN, "dumping is already configured by acl.init's JSON")
         _dump_initialized = True
         _default = DumpSession(DumpConfig.default(str(Path.cwd())), "init_dump", needs_callback=True)
+    writer.read_settings()
 
 
 def set_dump(path: str | None) -> None:
@@ -120,6 +124,7 @@ def set_dump(path: str | None) -> None:
         if not _dump_initialized:
             raise AclError(AclCode.ACL_ERROR_DUMP_NOT_RUN, "finalize_dump ran while set_dump was reading")
         _set_dump = DumpSession(config, "set_dump")
+    writer.read_settings()
     log.info("dump configuration %s applies to models loaded from now on", path)
 
 
@@ -142,6 +147,7 @@ def register_callback(callback: object, flag: int) -> None:
         raise AclError(AclCode.ACL_ERROR_FAILURE, f"dump_reg_callback: flag must be 0 (reserved), not {flag}")
     if not callable(callback):
         raise AclError(AclCode.ACL_ERROR_FAILURE, f"dump_reg_callback: {type(callback).__name__} is not callable")
+    writer.read_settings()
     with _lock:
         replaced, _callback = _callback, callback
     if replaced is not None:  # let go of after the lock: its last reference may run user code (a finalizer)
@@ -270,12 +276,18 @@ class DumpStep:
             log.debug("dumping step %d of model %d (%d operators)", self.step, self.model_id, len(self.ops))
         return True
 
-    def directory(self, device_id: int) -> Path:
+    def directory(self, device_id: int) -> str:
+        """This step's directory on ``device_id``: its model's directory there (worked out once per model,
+        device and root) and the step's number."""
         config = self.state.session.config
         root = config.dump_path or os.getcwd()
-        return naming.dump_dir(
-            root, self.state.session.time_str, device_id, self.model_name, self.model_id, self.step_dir
-        )
+        key = (root, device_id)
+        base = self.state.directories.get(key)
+        if base is None:
+            session = self.state.session
+            path = naming.dump_dir(root, session.time_str, device_id, self.model_name, self.model_id, None)
+            base = self.state.directories[key] = os.fspath(path)
+        return f"{base}{os.sep}{int(self.step_dir)}"  # as naming.dump_dir's last level
 
     def emit(
         self,
@@ -291,7 +303,7 @@ class DumpStep:
         dumps are read). ``borrowed``: the arrays among them that view the program's memory (the model inputs);
         the writer copies those before a callback can see them after this execution returns."""
         config = self.state.session.config
-        directory = os.fspath(self.directory(device_id))
+        directory = self.directory(device_id)
         stats = config.dump_stats if config.dump_data == "stats" else None
         borrowed_ids = {id(array) for array in borrowed}
         files: list[OutgoingFile] = []

@@ -3,14 +3,16 @@
 Guarantees:
 - One background thread (``openacl-dump``) delivers every dump file, in the order they were submitted.
 - Memory is bounded: ``submit`` blocks while the bytes queued but not yet delivered exceed the budget
-  (``OPENACL_DUMP_BUFFER_MB``, default 512); one file larger than the budget still goes through alone.
+  (``OPENACL_DUMP_BUFFER_MB``, default 512); one file larger than the budget still goes through alone. Both
+  settings here are read when dumping is configured (``DumpWriter.read_settings``).
 - On disk a file appears whole or not at all: it is written under a hidden temporary name in its directory
   and renamed into place; a failed write (disk full, permission) removes the temporary file and is reported
   as ``ACL_ERROR_WRITE_FILE`` to whoever waits for that file.
 - Through a callback, each file arrives as chunks of at most ``OPENACL_DUMP_CHUNK_BYTES`` (default and
-  maximum 128 MiB, as CANN's ``DUMP_SLICE_SIZE``), in order; concatenated, they are exactly the disk file.
-  ``data_buf`` is the address of host memory that ``acl.util.ptr_to_bytes`` can read during the call
-  (large tensors are handed out in place, without a copy: see ``ChunkTarget``).
+  maximum 128 MiB, as CANN's ``DUMP_SLICE_SIZE``), in order;
+  concatenated, they are exactly the disk file. ``data_buf`` is the address of host memory that
+  ``acl.util.ptr_to_bytes`` can read during the call (large tensors are handed out in place, without a copy:
+  see ``ChunkTarget``).
 - Chunks reach the callback after the execution has returned, so a part that views memory the user owns (a
   model input is a zero-copy view of the user's device buffer) is copied in ``submit_many``, on the submitting
   thread, before the execution returns: the callback gets this step's input even if the program writes its
@@ -88,7 +90,9 @@ class OutgoingFile:
 
     @property
     def path(self) -> str:
-        return os.path.join(self.directory, self.name)
+        """``directory`` joined with ``name`` (a file name, no separator in it), as ``os.path.join`` would."""
+        directory = self.directory
+        return f"{directory}/{self.name}" if directory and directory[-1] != "/" else directory + self.name
 
 
 def write_parts(out, parts: Sequence[bytes | memoryview]) -> None:
@@ -155,51 +159,62 @@ class ChunkTarget:
 
     def __init__(self) -> None:
         self._buffer: np.ndarray | None = None
-        self._addr = 0
+        self._loan: memory.Region | None = None  # the packing buffer's region, registered only during a write
         self.delivered = 0
         self.failed = 0
-
-    def _chunk_buffer(self, size: int) -> np.ndarray:
-        if self._buffer is None or self._buffer.nbytes < size:
-            self._buffer = np.empty(size, np.uint8)
-        return self._buffer
+        self.limit = chunk_bytes()  # the most bytes a chunk holds (``DumpWriter.read_settings``)
 
     def write(self, file: OutgoingFile) -> None:
         """Deliver one file; the packing buffer is known memory (``ptr_to_bytes`` reads it) only meanwhile."""
-        buffer = self._chunk_buffer(min(chunk_bytes(), self.DIRECT_BYTES, max(file.size, 1)))
-        with memory.lent(buffer) as self._addr:
-            self._write(file)
-
-    def _write(self, file: OutgoingFile) -> None:
-        limit = chunk_bytes()
+        limit = self.limit
         packed = min(limit, self.DIRECT_BYTES, max(file.size, 1))
-        buffer = self._chunk_buffer(packed)
+        if self._buffer is None or self._buffer.nbytes < packed:
+            self._buffer = np.empty(packed, np.uint8)
+            self._loan = memory.loan(self._buffer)
+        loan = self._loan
+        assert loan is not None
+        memory.space.add(loan)
+        try:
+            self._write(file, limit, packed, loan.addr)
+        finally:
+            memory.space.discard(loan)
+
+    def _write(self, file: OutgoingFile, limit: int, packed: int, packing: int) -> None:
+        """``packed``: the bytes a packed chunk holds at most; ``packing``: the packing buffer's address."""
+        buffer = self._buffer
+        assert buffer is not None
         name, callback = file.path, file.callback
         filled = 0
         remaining = file.size
         for part in file.parts:
             view = memoryview(part).cast("B")
-            if len(view) >= self.DIRECT_BYTES:
+            length = len(view)
+            if length >= self.DIRECT_BYTES:
                 if filled:
-                    self._deliver(callback, name, self._addr, filled, False)
+                    self._deliver(callback, name, packing, filled, False)
                     filled = 0
-                with memory.lent(np.frombuffer(view, np.uint8)) as base:  # ptr_to_bytes reads it during the call
-                    for start in range(0, len(view), limit):
-                        length = min(limit, len(view) - start)
-                        remaining -= length
-                        self._deliver(callback, name, base + start, length, remaining == 0)
+                loan = memory.loan(np.frombuffer(view, np.uint8))  # ptr_to_bytes reads it during the call
+                memory.space.add(loan)
+                try:
+                    for start in range(0, length, limit):
+                        size = min(limit, length - start)
+                        remaining -= size
+                        self._deliver(callback, name, loan.addr + start, size, remaining == 0)
+                finally:
+                    memory.space.discard(loan)
                 continue
-            while view:
-                take = min(len(view), packed - filled)
-                buffer[filled : filled + take] = np.frombuffer(view[:take], np.uint8)
+            start = 0
+            while start < length:
+                take = min(length - start, packed - filled)
+                buffer[filled : filled + take] = np.frombuffer(view, np.uint8, take, start)
                 filled += take
+                start += take
                 remaining -= take
-                view = view[take:]
                 if filled == packed or remaining == 0:
-                    self._deliver(callback, name, self._addr, filled, remaining == 0)
+                    self._deliver(callback, name, packing, filled, remaining == 0)
                     filled = 0
         if file.size == 0:
-            self._deliver(callback, name, self._addr, 0, True)
+            self._deliver(callback, name, packing, 0, True)
 
     def _deliver(self, callback: Callable, name: str, addr: int, length: int, last: bool) -> None:
         chunk = {
@@ -241,6 +256,14 @@ class DumpWriter:
         self._stopping = False
         self.disk = DiskTarget()
         self.chunks = ChunkTarget()
+        self.budget = buffer_budget()  # (``read_settings``)
+
+    def read_settings(self) -> None:
+        """Read ``OPENACL_DUMP_BUFFER_MB`` and ``OPENACL_DUMP_CHUNK_BYTES`` (at start, and whenever dumping is
+        configured: ``acl.init``, ``init_dump``, ``set_dump``, ``dump_reg_callback``). Not per file: reading the
+        environment costs several microseconds on a thread whose caches a model run has just filled."""
+        self.budget = buffer_budget()
+        self.chunks.limit = chunk_bytes()
 
     def on_dump_thread(self) -> bool:
         return threading.current_thread() is self._thread
@@ -248,7 +271,7 @@ class DumpWriter:
     def submit_many(self, files: Sequence[OutgoingFile]) -> None:
         """Queue files in order; blocks while the queue holds more than the memory budget. Borrowed parts of
         files for the callback are copied first (see the module's guarantees)."""
-        budget = buffer_budget()
+        budget = self.budget
         on_dump_thread = self.on_dump_thread()
         for file in files:
             if file.callback is not None and file.borrowed:

@@ -149,7 +149,32 @@ def _write_outputs(model: Model, results: list[np.ndarray], targets: list[Output
             )
 
 
-def run(model: Model, feeds: list[np.ndarray], buffers: list[OutputTarget], device_id: int, stream_id: int) -> None:
+def _outputs(
+    model: Model,
+    feeds: list[np.ndarray],
+    buffers: list[OutputTarget],
+    device_id: int,
+    stream_id: int,
+    step: int,
+    plan: _plan.ExecPlan | None,
+) -> None:
+    """The program's outputs, into its buffers: on the pair's plan when the caller holds one (and its pins), else
+    through the model's session (or its profiled twin) and copies."""
+    if plan is not None:
+        model.weights.check(plan.label, model_file=False)  # as ``Model.run`` does
+        plan.run()
+    else:
+        _write_outputs(model, profiled.run(model, feeds, device_id, stream_id, step), buffers)
+
+
+def run(
+    model: Model,
+    feeds: list[np.ndarray],
+    buffers: list[OutputTarget],
+    device_id: int,
+    stream_id: int,
+    plan: _plan.ExecPlan | None = None,
+) -> None:
     """One execution, dumping it if the dump session says this step is dumped: the dump gets the operators (to
     plan, once) and each planned operator's tensors; it never reaches into the model.
 
@@ -166,10 +191,10 @@ def run(model: Model, feeds: list[np.ndarray], buffers: list[OutputTarget], devi
         step.plan(observed.ops, observed.skipped)
     if step is None or not step.start():
         if model.session is not None:  # a model loaded for dumps only has nothing to run when nothing is dumped
-            _write_outputs(model, profiled.run(model, feeds, device_id, stream_id, index), buffers)
+            _outputs(model, feeds, buffers, device_id, stream_id, index, plan)
         return
     if model.session is not None:
-        _write_outputs(model, profiled.run(model, feeds, device_id, stream_id, index), buffers)
+        _outputs(model, feeds, buffers, device_id, stream_id, index, plan)
     observed = model.observed()
     try:
         observed.prepare(step.ops, [feed.shape for feed in feeds])
@@ -198,21 +223,22 @@ def _note_reads(model: Model, feeds: list, at: tuple | None) -> None:
 def execute(model: Model, input_dataset: int, output_dataset: int) -> None:
     """``aclmdlExecute``: on the pair's plan when it has one that still holds (``model.plan``), else the whole way."""
     key = (input_dataset, output_dataset)
-    if not checker.enabled and not prof_session.active and not dump_session.watches(model.id):
-        taken = model.plans.take(key)
-        if taken is not None:
-            plan, _pins = taken  # the pins hold the memory's bytes until this frame ends, after the run
-            model.weights.check(plan.label, model_file=False)
+    taken = None
+    if not checker.enabled and not prof_session.active:
+        taken = model.plans.take(key)  # its pins hold the memory's bytes until this frame ends, after the run
+        if taken is not None and not dump_session.watches(model.id):
+            model.weights.check(taken[0].label, model_file=False)
             model.next_step()
-            plan.run()
+            taken[0].run()
             return
+    # The whole way; a dumped step of a planned pair still runs its plain run on the plan (``run``).
     feeds, buffers = prepare(model, input_dataset, output_dataset)
     if checker.enabled and not checker.on_host_access(f"execute of model {model.id}", *_ranges(feeds, buffers)):
         _note_reads(model, feeds, None)
     ctx = _context.current()
     device_id = ctx.device.id if ctx is not None else 0
     stream_id = ctx.default_stream.id if ctx is not None else 0
-    run(model, feeds, buffers, device_id, stream_id)
+    run(model, feeds, buffers, device_id, stream_id, taken[0] if taken is not None else None)
     if not checker.enabled and model.plans.ran_again(key):
         _plan_pair(model, input_dataset, output_dataset)
 

@@ -119,7 +119,9 @@ def plannable(model) -> bool:
 
 class ModelPlans:
     """A model's plans by dataset pair, and the pair of its last call the whole way: a plan is made the second
-    time in a row a pair goes the whole way, so a program that makes new datasets for every call makes none."""
+    time in a row a pair goes the whole way with the memory table unchanged since the first, so a program that
+    makes new datasets for every call makes none, nor one whose memory changes between calls (a dump through a
+    callback lends each chunk's memory: a plan would be stale at the next call)."""
 
     def __init__(self, model) -> None:
         self.enabled = plannable(model)
@@ -130,9 +132,11 @@ class ModelPlans:
         self._last: Hashable = None
 
     def ran_again(self, key: Hashable) -> bool:
-        """Whether ``key`` is also the pair the last call the whole way ran (which this call now is)."""
-        last, self._last = self._last, key  # two threads may race here: at worst a plan is made once more or later
-        return self.enabled and last == key
+        """Whether ``key`` is also the pair the last call the whole way ran (which this call now is), and the
+        memory table is as that call left it."""
+        seen = (key, memory.space.generation)
+        last, self._last = self._last, seen  # two threads may race here: at worst a plan is made once more or later
+        return self.enabled and last == seen
 
 
 class Stamps(NamedTuple):

@@ -81,10 +81,16 @@ class Region:
 class AddressSpace:
     """Known regions, sorted by start address.
 
-    Invariant: ``generation`` moves on (under the lock) with every change of the set of regions: an allocation, a
-    free, a registration, a mapping change, a sweep, a reset. A caller that checked addresses at one generation
-    may take them as checked while the generation is still the same (``op.plan``): every region it found is still
-    known, and no other one has appeared.
+    Invariant: ``generation`` moves on (under the lock) with every removal of a region: a free, an unmapping, the
+    end of a loan (``lent``), a sweep that forgets a registration, a reset. A caller that checked addresses at one
+    generation may take them as checked while the generation is still the same (``op.plan``, ``model.plan``):
+    every region it found is still known, as it was (a region never changes in place).
+
+    Adding a region (an allocation, a registration, a mapping, a loan) does not move it: a new region takes
+    nothing from the ones a caller found, so what it checked still holds. This keeps plans across the program's
+    per-iteration registrations (``bytes_to_ptr`` of each new input). The one thing an added region can change is
+    which of two overlapping registrations of one Python object's memory a later whole-way check meets first;
+    both describe the same memory, which the plan's own region lets it read or write.
     """
 
     def __init__(self) -> None:
@@ -98,7 +104,6 @@ class AddressSpace:
     def add(self, region: Region) -> None:
         swept: list[Region] = []  # let go after the lock: a swept region may hold an object's last reference
         with self._lock:
-            self.generation += 1
             i = bisect.bisect_right(self._starts, region.addr)
             self._starts.insert(i, region.addr)
             self._regions.insert(i, region)
@@ -127,7 +132,6 @@ class AddressSpace:
     def _sweep_locked(self) -> list[Region]:
         """Forget USER regions whose object nobody but us references any more; returns the old table, for the caller
         to let go of after the lock (the last reference to such an object, whose finalizer is user code)."""
-        self.generation += 1
         keep_starts, keep_regions = [], []
         swept = self._regions
         for start, region in zip(self._starts, self._regions, strict=True):
@@ -137,6 +141,8 @@ class AddressSpace:
                 continue
             keep_starts.append(start)
             keep_regions.append(region)
+        if len(keep_regions) < len(swept):
+            self.generation += 1
         self._starts, self._regions = keep_starts, keep_regions
         self._user_count = sum(1 for r in keep_regions if r.kind is Kind.USER)
         self._next_sweep = max(256, 2 * self._user_count)
@@ -428,13 +434,19 @@ def lent(array: np.ndarray) -> Iterator[int]:
     For memory the runtime hands to user code for the length of one call (dump chunks): unlike
     ``array_address``, nothing keeps the array alive or known once the call is over.
     """
-    addr = address_of(array)
-    region = Region(addr, array.nbytes, Kind.USER, array, writable=False, owner=array)
+    region = loan(array)
     space.add(region)
     try:
-        yield addr
+        yield region.addr
     finally:
         space.discard(region)
+
+
+def loan(array: np.ndarray) -> Region:
+    """The region ``lent`` registers for a C-contiguous array, not registered yet: a caller that lends the same
+    array many times (the dump's packing buffer) makes it once, then ``space.add`` and ``space.discard`` it
+    around each call, as ``lent`` does."""
+    return Region(address_of(array), array.nbytes, Kind.USER, array, writable=False, owner=array)
 
 
 def check_cache_range(addr: int, size: int) -> None:
