@@ -158,7 +158,7 @@ class ChunkTarget:
     DIRECT_BYTES = 256 * 1024
 
     def __init__(self) -> None:
-        self._buffer: np.ndarray | None = None
+        self._buffer: np.ndarray | None = None  # DIRECT_BYTES, made at the first write
         self._loan: memory.Region | None = None  # the packing buffer's region, registered only during a write
         self.delivered = 0
         self.failed = 0
@@ -166,55 +166,48 @@ class ChunkTarget:
 
     def write(self, file: OutgoingFile) -> None:
         """Deliver one file; the packing buffer is known memory (``ptr_to_bytes`` reads it) only meanwhile."""
-        limit = self.limit
-        packed = min(limit, self.DIRECT_BYTES, max(file.size, 1))
-        if self._buffer is None or self._buffer.nbytes < packed:
-            self._buffer = np.empty(packed, np.uint8)
+        if self._loan is None:
+            self._buffer = np.empty(self.DIRECT_BYTES, np.uint8)
             self._loan = memory.loan(self._buffer)
-        loan = self._loan
-        assert loan is not None
-        memory.space.add(loan)
-        try:
-            self._write(file, limit, packed, loan.addr)
-        finally:
-            memory.space.discard(loan)
-
-    def _write(self, file: OutgoingFile, limit: int, packed: int, packing: int) -> None:
-        """``packed``: the bytes a packed chunk holds at most; ``packing``: the packing buffer's address."""
-        buffer = self._buffer
-        assert buffer is not None
+        buffer, packing = self._buffer, self._loan
+        limit = self.limit
+        packed = min(limit, self.DIRECT_BYTES)  # a packed chunk's most bytes (a file's last one may hold fewer)
         name, callback = file.path, file.callback
         filled = 0
         remaining = file.size
-        for part in file.parts:
-            view = memoryview(part).cast("B")
-            length = len(view)
-            if length >= self.DIRECT_BYTES:
-                if filled:
-                    self._deliver(callback, name, packing, filled, False)
-                    filled = 0
-                loan = memory.loan(np.frombuffer(view, np.uint8))  # ptr_to_bytes reads it during the call
-                memory.space.add(loan)
-                try:
-                    for start in range(0, length, limit):
-                        size = min(limit, length - start)
-                        remaining -= size
-                        self._deliver(callback, name, loan.addr + start, size, remaining == 0)
-                finally:
-                    memory.space.discard(loan)
-                continue
-            start = 0
-            while start < length:
-                take = min(length - start, packed - filled)
-                buffer[filled : filled + take] = np.frombuffer(view, np.uint8, take, start)
-                filled += take
-                start += take
-                remaining -= take
-                if filled == packed or remaining == 0:
-                    self._deliver(callback, name, packing, filled, remaining == 0)
-                    filled = 0
-        if file.size == 0:
-            self._deliver(callback, name, packing, 0, True)
+        memory.space.add(packing)
+        try:
+            for part in file.parts:
+                view = part if type(part) is bytes else memoryview(part).cast("B")
+                length = len(view)
+                if length >= self.DIRECT_BYTES:
+                    if filled:
+                        self._deliver(callback, name, packing.addr, filled, False)
+                        filled = 0
+                    loan = memory.loan(np.frombuffer(view, np.uint8))  # ptr_to_bytes reads it during the call
+                    memory.space.add(loan)
+                    try:
+                        for start in range(0, length, limit):
+                            size = min(limit, length - start)
+                            remaining -= size
+                            self._deliver(callback, name, loan.addr + start, size, remaining == 0)
+                    finally:
+                        memory.space.discard(loan)
+                    continue
+                start = 0
+                while start < length:
+                    take = min(length - start, packed - filled)
+                    buffer[filled : filled + take] = np.frombuffer(view, np.uint8, take, start)
+                    filled += take
+                    start += take
+                    remaining -= take
+                    if filled == packed or remaining == 0:
+                        self._deliver(callback, name, packing.addr, filled, remaining == 0)
+                        filled = 0
+            if file.size == 0:
+                self._deliver(callback, name, packing.addr, 0, True)
+        finally:
+            memory.space.discard(packing)
 
     def _deliver(self, callback: Callable, name: str, addr: int, length: int, last: bool) -> None:
         chunk = {
