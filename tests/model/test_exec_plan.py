@@ -4,6 +4,7 @@ with its checks and codes."""
 
 from __future__ import annotations
 
+import os
 import threading
 import weakref
 
@@ -14,6 +15,7 @@ from onnx import TensorProto, helper
 
 import acl
 from openacl import onnxrt
+from openacl.dump import sink
 from openacl.errors import AclCode
 from openacl.model import model as model_table
 from openacl.model import plan as model_plan
@@ -22,6 +24,7 @@ from openacl.runtime import checker, memory
 from tests.aipp_models import YUV420SP_U8, aipp_model, static_conf
 from tests.dump.test_model_dump import dump_files, write_config
 from tests.gear_models import batch_model
+from tests.model.test_external_data import save_external_model
 from tests.model.test_profiled import Collected
 from tests.model_io import ModelIO, demo_input, reference
 
@@ -332,3 +335,148 @@ def test_a_pair_whose_memory_changes_between_calls_makes_no_plan(ctx, monkeypatc
     assert len(_plans(io)) == 0 and runs == []
     assert acl.mdl.finalize_dump() == 0
     acl.finalize()
+
+
+def _tiny_model(path, outputs: list[tuple[str, list[int]]], nodes, inputs, initializers=()) -> str:
+    graph = helper.make_graph(
+        nodes,
+        "tiny",
+        [helper.make_tensor_value_info(name, dtype, dims) for name, dtype, dims in inputs],
+        [helper.make_tensor_value_info(name, TensorProto.FLOAT, dims) for name, dims in outputs],
+        initializer=list(initializers),
+    )
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8), path)
+    return str(path)
+
+
+def _fill(io: ModelIO, index: int, data: bytes) -> None:
+    ptr, size = io.inputs[1][index]
+    assert acl.rt.memcpy(ptr, size, acl.util.bytes_to_ptr(data), len(data), 1) == 0
+
+
+def _outputs_after_execute(io: ModelIO) -> list[list[float]]:
+    for ptr, size in io.outputs[1]:
+        assert acl.rt.memset(ptr, size, 0, size) == 0
+    assert _execute(io) == 0
+    return [np.frombuffer(acl.util.ptr_to_bytes(p, n), np.float32).tolist() for p, n in io.outputs[1]]
+
+
+@pytest.mark.parametrize("kind", ["an output that is the input", "two outputs of one value"])
+def test_regression_an_output_bound_by_a_name_another_binding_takes_was_left_unwritten(ctx, tmp_path, kind):
+    """A binding is by name: the second binding of a name replaced the first, and from the third call on one
+    output buffer kept its old bytes (zeros here). Such a model now goes the whole way every call."""
+    add = helper.make_node("Add", ["x", "x"], ["z"])
+    x = [("x", TensorProto.FLOAT, [4])]
+    outputs = [("x", [4]), ("z", [4])] if kind == "an output that is the input" else [("z", [4]), ("z", [4])]
+    io = ModelIO(_tiny_model(tmp_path / "m.onnx", outputs, [add], x))
+    assert not model_table.get(io.model_id).plans.enabled
+    for i in range(4):
+        data = np.arange(4, dtype=np.float32) * (i + 1)
+        _fill(io, 0, data.tobytes())
+        want = [data if name == "x" else data + data for name, _ in outputs]
+        assert _outputs_after_execute(io) == [w.tolist() for w in want]
+
+
+def test_regression_a_model_producing_another_shape_than_it_declares_failed_every_planned_call(ctx, tmp_path):
+    """Reshape declared [1, 4], producing [2, 2]: the whole way copies the 16 bytes; a binding of the declared
+    shape made onnxruntime refuse every planned run (500001). Such a pair gets no plan."""
+    reshape = helper.make_node("Reshape", ["x", "s"], ["y"])
+    inputs = [("x", TensorProto.FLOAT, [4]), ("s", TensorProto.INT64, [2])]
+    io = ModelIO(_tiny_model(tmp_path / "m.onnx", [("y", [1, 4])], [reshape], inputs))
+    _fill(io, 0, np.arange(4, dtype=np.float32).tobytes())
+    _fill(io, 1, np.array([2, 2], np.int64).tobytes())
+    for _ in range(4):
+        assert _outputs_after_execute(io) == [[0.0, 1.0, 2.0, 3.0]]
+    assert len(_plans(io)) == 0
+
+
+def test_regression_a_read_only_registration_over_a_planned_output_is_refused_as_the_whole_way_refuses_it(io):
+    """The table's generation did not move on an added region, so a plan kept writing into memory that a
+    read-only registration now covers, where the whole way refuses it (100000). A read-only addition moves it."""
+    size = io.outputs[1][0][1]
+    host = np.zeros(size, np.uint8)
+    ptr = memory.array_address(host)
+    assert acl.update_data_buffer(acl.mdl.get_dataset_buffer(io.outputs[0], 0), ptr, size) == 0
+    io.load_input(demo_input())
+    assert _execute(io) == 0 and _execute(io) == 0
+    assert len(_plans(io)) == 1
+    frozen = host.view()
+    frozen.flags.writeable = False
+    assert memory.array_address(frozen) == ptr  # found first from now on
+    host[:] = 0
+    assert _execute(io) == INVALID
+    assert not host.any()
+
+
+def test_regression_the_step_counter_moved_on_a_planned_call_only_after_its_weights_check(ctx, tmp_path):
+    """The whole way counts a step before it checks the weights; a planned call checked first, so a failed
+    check (external weights changed since the load: 100014) counted no step, and later dump and profile step
+    numbers shifted. Both ways now count every call."""
+    io = ModelIO(save_external_model(tmp_path / "models"))
+    _fill(io, 0, np.ones((2, 8), np.float32).tobytes())
+    assert _execute(io) == 0 and _execute(io) == 0
+    assert len(_plans(io)) == 1
+    os.utime(tmp_path / "models" / "weights.bin", ns=(1, 1))
+    assert _execute(io) == AclCode.ACL_ERROR_READ_MODEL_FAILURE
+    assert _execute(io) == AclCode.ACL_ERROR_READ_MODEL_FAILURE
+    assert model_table.get(io.model_id).executions == 4
+
+
+def test_regression_a_loan_referenced_only_by_its_region_was_swept_during_the_callback(ctx):
+    """A large part's loan held its array only through its region, so a sweep of registrations during the
+    callback (the program registering its next inputs) forgot it, and the part's later chunks were unreadable.
+    A loan has no owner now: only its discard ends it."""
+    target = sink.ChunkTarget()
+    target.limit = 65536
+    part = np.random.default_rng(0).integers(0, 256, sink.ChunkTarget.DIRECT_BYTES, dtype=np.uint8)
+    got = []
+
+    def callback(chunk: dict) -> int:
+        got.append(acl.util.ptr_to_bytes(chunk["data_buf"], chunk["buf_len"]))
+        if len(got) == 1:
+            for i in range(memory.space._next_sweep + 1):
+                acl.util.bytes_to_ptr(b"next input %06d" % i)  # dropped at once: the sweep comes
+        return 0
+
+    target.write(sink.OutgoingFile("/dump", "file", [memoryview(part)], part.nbytes, callback=callback))
+    assert b"".join(got) == part.tobytes()
+
+
+def test_alternating_pairs_each_get_a_plan(io):
+    """Double buffering: two output datasets in turn, each pair planned at its second call."""
+    other = io._dataset(len(io.outputs[1]), acl.mdl.get_output_size_by_index)
+    pairs = [io.outputs, other]
+    for i in range(6):
+        io.outputs = pairs[i % 2]
+        _check_run(io, i)
+    assert len(_plans(io)) == 2
+
+
+def test_a_pair_found_unplannable_is_not_worked_out_again_while_nothing_changes(ctx, monkeypatch):
+    """Outputs over the input's memory: refused once, then every call goes the whole way without trying again,
+    until a stamp of the pair moves."""
+    io = ModelIO()
+    in_ptr, _ = io.inputs[1][0]
+    out_size = io.outputs[1][0][1]
+    buffer = acl.mdl.get_dataset_buffer(io.outputs[0], 0)
+    assert acl.update_data_buffer(buffer, in_ptr, out_size) == 0
+    tries = []
+    real = model_plan.make
+    monkeypatch.setattr(model_plan, "make", lambda *a: (tries.append(1), real(*a))[1])
+    for _ in range(5):
+        io.load_input(demo_input())
+        assert _execute(io) == 0
+    assert tries == [1] and len(_plans(io)) == 0
+    moved, _ = acl.rt.malloc(out_size, 0)
+    assert acl.update_data_buffer(buffer, moved, out_size) == 0  # no longer over the input
+    for _ in range(3):
+        _check_run_at(io, moved)
+    assert len(_plans(io)) == 1
+
+
+def _check_run_at(io: ModelIO, out_ptr: int) -> None:
+    x = demo_input(5)
+    io.load_input(x)
+    assert _execute(io) == 0
+    got = np.frombuffer(acl.util.ptr_to_bytes(out_ptr, io.outputs[1][0][1]), np.float32)
+    np.testing.assert_allclose(got, reference(x=x)[0].ravel(), rtol=1e-5, atol=1e-6)

@@ -465,3 +465,33 @@ def test_an_onnxruntime_without_a_c_entry_runs_operators_through_its_public_meth
     np.testing.assert_array_equal(add.result(), x + x)
     (entry,) = compiled.cache._entries.values()
     assert entry._run_bound is None
+
+
+def test_regression_a_read_only_registration_over_a_planned_host_output_is_refused(stream):
+    """An output in host memory (placement host), planned; then a read-only registration of the same bytes.
+    The whole way refuses the write (100000), and the plan wrote anyway: an added region did not move the
+    table's generation. A read-only one does now."""
+    x = np.arange(6, dtype=F32)
+    ptr = to_device(x)
+    ins = [acl.create_data_buffer(ptr, x.nbytes)] * 2
+    out = np.zeros(6, F32)
+    out_ptr = memory.array_address(out)
+    out_desc = desc_for(out)
+    assert acl.set_tensor_place_ment(out_desc, 1) == 0  # ACL_MEMTYPE_HOST
+    outs = [acl.create_data_buffer(out_ptr, out.nbytes)]
+    in_descs = [desc_for(x), desc_for(x)]
+    attr = make_attr({})
+
+    def call() -> int:
+        ret = acl.op.execute_v2("Add", in_descs, ins, [out_desc], outs, attr, stream)
+        acl.rt.synchronize_stream(stream)
+        return ret
+
+    assert call() == 0 and call() == 0
+    np.testing.assert_array_equal(out, x + x)
+    frozen = out.view()
+    frozen.flags.writeable = False
+    memory.array_address(frozen)
+    out[:] = 0
+    assert call() == INVALID
+    assert not out.any()

@@ -331,15 +331,22 @@ def test_user_regions_of_dropped_objects_are_swept_and_live_ones_kept():
     assert memory.read_bytes(alive_addr, len(alive)) == alive
 
 
-def test_the_generation_moves_on_with_every_removal_and_no_addition(dev):
-    """What a plan checked holds while the generation stands: a region added takes nothing from it (so a loop
-    registering each new input keeps its plans); a free, a loan's end, a sweep that forgets one each move it."""
+def test_the_generation_moves_on_with_every_removal_and_read_only_addition(dev):
+    """What a plan checked holds while the generation stands: a writable region added takes nothing from it (so
+    a loop registering each new input keeps its plans); a free, a loan, a read-only registration (it may shadow
+    a writable one over the same bytes) and a sweep that forgets something each move it."""
     before = memory.space.generation
     ptr, _ = acl.rt.malloc(64, 0)
     data = b"registered" * 4
     memory.bytes_address(data)
+    assert memory.space.generation == before
+    frozen = np.zeros(8, np.uint8)
+    frozen.flags.writeable = False
+    memory.array_address(frozen)
+    assert memory.space.generation > before
+    before = memory.space.generation
     with memory.lent(np.zeros(16, np.uint8)):
-        assert memory.space.generation == before
+        pass
     after_loan = memory.space.generation
     assert after_loan > before
     assert acl.rt.free(ptr) == 0

@@ -227,8 +227,8 @@ def execute(model: Model, input_dataset: int, output_dataset: int) -> None:
     if not checker.enabled and not prof_session.active:
         taken = model.plans.take(key)  # its pins hold the memory's bytes until this frame ends, after the run
         if taken is not None and not dump_session.watches(model.id):
+            model.next_step()  # first, as the whole way counts a step that fails its weights check
             model.weights.check(taken[0].label, model_file=False)
-            model.next_step()
             taken[0].run()
             return
     # The whole way; a dumped step of a planned pair still runs its plain run on the plan (``run``).
@@ -239,21 +239,26 @@ def execute(model: Model, input_dataset: int, output_dataset: int) -> None:
     device_id = ctx.device.id if ctx is not None else 0
     stream_id = ctx.default_stream.id if ctx is not None else 0
     run(model, feeds, buffers, device_id, stream_id, taken[0] if taken is not None else None)
-    if not checker.enabled and model.plans.ran_again(key):
+    if taken is None and not checker.enabled and model.plans.ran_again(key):
         _plan_pair(model, input_dataset, output_dataset)
 
 
 def _plan_pair(model: Model, input_dataset: int, output_dataset: int) -> None:
     """Leave a plan for the pair just run the whole way: its stamps first, then ``prepare``'s checks of it again
     (another thread may have changed it since the run; then it fails here, or its stamps are stale already)."""
+    key = (input_dataset, output_dataset)
     seen = _plan.stamps(input_dataset, output_dataset, len(model.outputs))
+    if model.plans.refused(key, seen):
+        return
     try:
         feeds, targets = prepare(model, input_dataset, output_dataset)
     except AclError:
         return
     made = _plan.make(model, seen, feeds, targets)
-    if made is not None:
-        model.plans.put((input_dataset, output_dataset), made)
+    if made is None:
+        model.plans.refuse(key, seen)
+    else:
+        model.plans.put(key, made)
 
 
 def execute_async(model: Model, input_dataset: int, output_dataset: int, stream: Stream) -> None:

@@ -1,20 +1,22 @@
 """An execution plan: what a repeated, identical ``acl.mdl.execute`` needs, worked out once.
 
-A program that runs a model in a loop calls ``execute`` with the same two datasets again and again. The second
-such call (the same pair as the model's call before it) leaves a plan: an onnxruntime IO binding of the input
+A program that runs a model in a loop calls ``execute`` with the same two datasets again and again (or with two
+pairs in turn, double buffering). The second such call of a pair leaves a plan: an onnxruntime IO binding of the input
 buffers' and output buffers' addresses, so a later call runs the model reading its inputs and writing its
 outputs in place, with no view made, no output copied and no check repeated. A later call takes the plan
 (``op.plan.PlanCache.take``) while nothing it was worked out from has changed, which is seen without re-checking
 anything, as an operator's plan sees it (``op.plan``):
 - the two datasets (their buffers, their descs), each data buffer in them, and each output desc the output
   dataset holds, by their version stamps (``runtime.versions``);
-- the memory table's generation: no allocation, free, registration or mapping change since.
+- the memory table's generation: no free, unmapping or read-only registration since (``memory.AddressSpace``).
 Anything else (a buffer re-pointed, added or destroyed, a desc set, memory freed) fails the match, and the call
 goes the whole way (``model.execute``) with every check and its error code.
 
 Planned: a model with fixed shapes and nothing between its buffers and onnxruntime (no gear input, no AIPP, no
-bfloat16 value, no empty tensor), whose output buffers overlap neither an input nor each other (onnxruntime
-writes an output while it may still read an input). A step that is dumped or profiled, and every step under
+bfloat16 value, no empty tensor), whose outputs have names of their own (a binding is by name: an output that
+is an input, or two outputs of one value, would leave a buffer unwritten) and produce the shapes they declare,
+and whose output buffers overlap neither an input nor each other (onnxruntime writes an output while it may
+still read an input). A step that is dumped or profiled, and every step under
 ``openacl check``, goes the whole way.
 
 Decision: a planned run that onnxruntime fails part-way may leave its outputs partly written, where the whole
@@ -36,7 +38,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from openacl import onnxrt
+from openacl import atfork, onnxrt
 from openacl.errors import AclCode, ExecutionFailed
 from openacl.model.dataset import Dataset, datasets
 from openacl.op import tensor_desc as _tensor_desc
@@ -107,6 +109,7 @@ class ExecPlan:
 def plannable(model) -> bool:
     """Whether the model's executions can run on a plan: see the module's docstring."""
     descs = (*model.inputs, *model.outputs)
+    outputs = [desc.name for desc in model.outputs]
     return (
         model.session is not None
         and model.gears is None
@@ -114,14 +117,17 @@ def plannable(model) -> bool:
         and len(model.acl_inputs) == len(model.inputs)
         and not onnxrt.needs_ort_values(model.session)
         and all(desc.is_static and desc.size > 0 for desc in descs)
+        and len(set(outputs)) == len(outputs)
+        and not set(outputs) & {desc.name for desc in model.inputs}
     )
 
 
 class ModelPlans:
-    """A model's plans by dataset pair, and the pair of its last call the whole way: a plan is made the second
-    time in a row a pair goes the whole way with the memory table unchanged since the first, so a program that
+    """A model's plans by dataset pair, and the pairs its recent calls ran the whole way: a plan is made the
+    second time a pair goes the whole way with the memory table unchanged since the first, so a program that
     makes new datasets for every call makes none, nor one whose memory changes between calls (a dump through a
-    callback lends each chunk's memory: a plan would be stale at the next call)."""
+    callback lends each chunk's memory: a plan would be stale at the next call). A pair found unplannable (its
+    outputs overlap) is not worked out again while its stamps stay as they were."""
 
     def __init__(self, model) -> None:
         self.enabled = plannable(model)
@@ -129,14 +135,38 @@ class ModelPlans:
         self.take = self.cache.take
         self.put = self.cache.put
         self.clear = self.cache.clear
-        self._last: Hashable = None
+        # Invariant: each holds at most PLANS_PER_MODEL pairs, oldest first, changed under _lock (which guards
+        # nothing else and is never held while other code runs).
+        self._lock = atfork.lock()
+        self._seen: dict[Hashable, int] = {}  # pair -> the generation its last call the whole way ended at
+        self._refused: dict[Hashable, list[int]] = {}  # pair -> the stamps it was found unplannable at
 
     def ran_again(self, key: Hashable) -> bool:
-        """Whether ``key`` is also the pair the last call the whole way ran (which this call now is), and the
-        memory table is as that call left it."""
-        seen = (key, memory.space.generation)
-        last, self._last = self._last, seen  # two threads may race here: at worst a plan is made once more or later
-        return self.enabled and last == seen
+        """Whether a recent call the whole way ran ``key`` too (which this call now is), and the memory table is
+        as that call left it."""
+        if not self.enabled:
+            return False
+        generation = memory.space.generation
+        with self._lock:
+            again = self._seen.pop(key, None) == generation
+            _remember(self._seen, key, generation)
+        return again
+
+    def refused(self, key: Hashable, seen: Stamps) -> bool:
+        """Whether ``key`` was found unplannable with these very stamps."""
+        return self._refused.get(key) == seen.versions
+
+    def refuse(self, key: Hashable, seen: Stamps) -> None:
+        with self._lock:
+            _remember(self._refused, key, seen.versions)
+
+
+def _remember(table: dict, key: Hashable, value: object) -> None:
+    """``table[key] = value`` as its newest entry, the oldest dropped past PLANS_PER_MODEL (caller holds the lock)."""
+    table.pop(key, None)
+    table[key] = value
+    if len(table) > PLANS_PER_MODEL:
+        del table[next(iter(table))]
 
 
 class Stamps(NamedTuple):
@@ -172,7 +202,10 @@ def _overlap(ranges: list[tuple[int, int]]) -> bool:
 
 def make(model, seen: Stamps, feeds: list[np.ndarray], targets: list) -> ExecPlan | None:
     """The plan of a pair from ``seen`` and what ``execute.prepare`` made of it after: the input views and the
-    output targets, checked. None where an output overlaps an input or another output."""
+    output targets, checked. None where an output overlaps an input or another output, or the last run gave an
+    output of another shape than its desc declares (a binding of the declared shape would fail every run)."""
+    if [tuple(shape) for shape in model.last_output_shapes] != [desc.shape for desc in model.outputs]:
+        return None
     inputs = tuple(
         Binding(desc.name, desc.dtype, list(desc.shape), memory.address_of(feed))
         for desc, feed in zip(model.inputs, feeds, strict=True)

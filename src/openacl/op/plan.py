@@ -6,8 +6,9 @@ same handles (op type, attr, descs, buffers; handles are never reused) takes the
 out from has changed, which is seen without re-checking anything:
 - every tensor desc, op attr and data buffer carries a version stamp, renewed by each change and by its
   destruction (``runtime.versions``); the plan keeps the stamps it saw before it read them;
-- the memory table's generation (``memory.space.generation``) moves on with every allocation, free, registration
-  and mapping change; the plan keeps the generation it found its memory at.
+- the memory table's generation (``memory.space.generation``) moves on with every free, unmapping, forgotten
+  registration and read-only registration (see ``memory.AddressSpace``); the plan keeps the generation it found
+  its memory at.
 Equal stamps and generation mean that checking again would find exactly what the plan holds. While no stamp of any
 object has been set since the plan's stamps were last found equal (``versions.epoch`` as it was then), they are
 equal still, and the plan skips reading them. Anything else (a desc

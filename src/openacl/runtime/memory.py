@@ -81,16 +81,18 @@ class Region:
 class AddressSpace:
     """Known regions, sorted by start address.
 
-    Invariant: ``generation`` moves on (under the lock) with every removal of a region: a free, an unmapping, the
-    end of a loan (``lent``), a sweep that forgets a registration, a reset. A caller that checked addresses at one
-    generation may take them as checked while the generation is still the same (``op.plan``, ``model.plan``):
-    every region it found is still known, as it was (a region never changes in place).
+    Invariant: ``generation`` moves on (under the lock) with every removal of a region (a free, an unmapping, the
+    end of a loan (``lent``), a sweep that forgets a registration, a reset) and every addition of a read-only
+    one. A caller that checked addresses at one generation may take them as checked while the generation is
+    still the same (``op.plan``, ``model.plan``): every region it found is still known, with the range, kind and
+    writability it had, and a check made now would find what it found.
 
-    Adding a region (an allocation, a registration, a mapping, a loan) does not move it: a new region takes
-    nothing from the ones a caller found, so what it checked still holds. This keeps plans across the program's
-    per-iteration registrations (``bytes_to_ptr`` of each new input). The one thing an added region can change is
-    which of two overlapping registrations of one Python object's memory a later whole-way check meets first;
-    both describe the same memory, which the plan's own region lets it read or write.
+    Adding a writable region (an allocation, a registration of writable memory, a mapping) does not move it: a
+    new region takes nothing from the ones a caller found, and a check meeting it instead of an older one over
+    the same bytes (registrations of one Python object's memory may overlap) finds the same answer. So plans
+    last across a program's per-iteration registrations (``bytes_to_ptr`` of each new input). Adding a
+    read-only region does move it: a check that meets it refuses a write that an older, writable registration
+    of the same bytes allowed, so what a caller checked may no longer hold.
     """
 
     def __init__(self) -> None:
@@ -104,6 +106,8 @@ class AddressSpace:
     def add(self, region: Region) -> None:
         swept: list[Region] = []  # let go after the lock: a swept region may hold an object's last reference
         with self._lock:
+            if not region.writable:
+                self.generation += 1  # see the invariant: a read-only region may shadow a writable one
             i = bisect.bisect_right(self._starts, region.addr)
             self._starts.insert(i, region.addr)
             self._regions.insert(i, region)
@@ -445,8 +449,10 @@ def lent(array: np.ndarray) -> Iterator[int]:
 def loan(array: np.ndarray) -> Region:
     """The region ``lent`` registers for a C-contiguous array, not registered yet: a caller that lends the same
     array many times (the dump's packing buffer) makes it once, then ``space.add`` and ``space.discard`` it
-    around each call, as ``lent`` does."""
-    return Region(address_of(array), array.nbytes, Kind.USER, array, writable=False, owner=array)
+    around each call, as ``lent`` does. It has no owner, so no sweep forgets it: a loan ends with its discard,
+    even when the region is all that references the array (the sweep forgets a registration whose object
+    nobody else holds)."""
+    return Region(address_of(array), array.nbytes, Kind.USER, array, writable=False)
 
 
 def check_cache_range(addr: int, size: int) -> None:
