@@ -114,27 +114,6 @@ class Task:
                 waiter.release()
 
 
-_new = Task.__new__
-
-
-def callback_task(fn: Callable[[object], object], user_data: object) -> Task:
-    """``Task(TaskKind.CALLBACK, "callback", None, fn, user_data, False)``, a NO_BLOCK callback, for the hot path.
-
-    Invariant: sets every slot to what ``Task.__init__`` sets (``test_task``'s check compares the two), without
-    the cost of calling ``__init__`` through the type (about as much as the stores themselves).
-    """
-    task = _new(Task)
-    task.kind = task.name = TaskKind.CALLBACK
-    task.state = TaskState.PENDING
-    task.stream = task.work = task.event = task.waiters = None
-    task.seq = task.gen = task.thread = task.reached_ns = 0
-    task.fn = fn
-    task.user_data = user_data
-    task.blocking = False
-    task.queued_ns = trace.now_ns() if trace.recorder is not None else 0
-    return task
-
-
 def work_task(name: str, work: Callable[[], None]) -> Task:
     """A task that runs ``work()`` on an engine thread when its stream reaches it; ``thread`` is the submitting
     thread (what an exception-info record names)."""
