@@ -7,6 +7,7 @@ import json
 import os
 import re
 import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -152,6 +153,24 @@ def test_regression_dump_reset_let_go_of_the_callback_under_the_dump_lock():
     seen: list[str] = []
     assert acl.mdl.dump_reg_callback(_DumpUser(seen), 0) == 0
     dump_session.reset()
+    assert seen == ["called the dump API"]
+
+
+def test_regression_the_dump_thread_let_go_of_a_delivered_file_under_its_lock(tmp_path):
+    """The dump thread kept the file it had delivered until it took its lock for the next one: the file's
+    callback, which the program had let go of meanwhile, went with it under the writer's lock, where its
+    finalizer (user code) waited for that very lock; and the file's tensors stayed alive while the thread idled.
+    A delivered file now goes before the thread takes its lock again."""
+    seen: list[str] = []
+    user = _DumpUser(seen)
+    sink.writer.submit_many([sink.OutgoingFile("/nowhere", "first", [b"1"], 1, None, user)])
+    sink.writer.flush()
+    del user  # the queued file held the last reference: it goes with the file
+    sink.writer.submit_many([sink.OutgoingFile(str(tmp_path), "second", [b"2"], 1)])
+    sink.writer.flush()
+    deadline = time.monotonic() + 10
+    while not seen and time.monotonic() < deadline:
+        time.sleep(0.01)
     assert seen == ["called the dump API"]
 
 

@@ -9,10 +9,11 @@ Guarantees:
   and renamed into place; a failed write (disk full, permission) removes the temporary file and is reported
   as ``ACL_ERROR_WRITE_FILE`` to whoever waits for that file.
 - Through a callback, each file arrives as chunks of at most ``OPENACL_DUMP_CHUNK_BYTES`` (default and
-  maximum 128 MiB, as CANN's ``DUMP_SLICE_SIZE``), in order;
-  concatenated, they are exactly the disk file. ``data_buf`` is the address of host memory that
-  ``acl.util.ptr_to_bytes`` can read during the call (large tensors are handed out in place, without a copy:
-  see ``ChunkTarget``).
+  maximum 128 MiB, as CANN's ``DUMP_SLICE_SIZE``), in order; concatenated, they are exactly the disk file.
+  ``data_buf`` is the address of host memory that ``acl.util.ptr_to_bytes`` can read during the call
+  (large tensors are handed out in place, without a copy: see ``ChunkTarget``).
+- The dump thread lets go of each file as soon as it is delivered, before it takes its lock again: a file may
+  hold the last reference to the user's callback or to a tensor, whose finalizer is user code.
 - Chunks reach the callback after the execution has returned, so a part that views memory the user owns (a
   model input is a zero-copy view of the user's device buffer) is copied in ``submit_many``, on the submitting
   thread, before the execution returns: the callback gets this step's input even if the program writes its
@@ -299,6 +300,7 @@ class DumpWriter:
                     return
                 file = self._queue.popleft()
             self._deliver(file)
+            del file  # before the lock is taken again: see _run
 
     def flush(self) -> None:
         """Return when every file submitted before the call is delivered (at once on the dump thread)."""
@@ -325,6 +327,9 @@ class DumpWriter:
                     return
                 file = self._queue.popleft()
             self._deliver(file)
+            # Let go of the delivered file here, not when the next one is taken under the lock: it may hold the
+            # last reference to a callback or a tensor, whose finalizer is user code (and may call the dump API).
+            del file
 
     def _deliver(self, file: OutgoingFile) -> None:
         error = None
