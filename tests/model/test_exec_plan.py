@@ -5,6 +5,7 @@ with its checks and codes."""
 from __future__ import annotations
 
 import os
+import threading
 import weakref
 from concurrent.futures import ThreadPoolExecutor
 
@@ -319,8 +320,22 @@ def test_a_pair_whose_memory_changes_between_calls_makes_no_plan(ctx, monkeypatc
     assert acl.mdl.dump_reg_callback(lambda chunk: 0, 0) == 0
     io = ModelIO()
     runs = _spy_on_plan_runs(monkeypatch)
+    inside, release = threading.Event(), threading.Event()
+
+    def hold(chunk: dict) -> int:
+        inside.set()
+        release.wait(10)
+        return 0
+
     for seed in range(4):
+        # The dump thread is held in a file of its own until the step has returned, so the step's loans come
+        # after it, between it and the next, whatever the machine's timing: as on a device, later.
+        inside.clear()
+        release.clear()
+        sink.writer.submit_many([sink.OutgoingFile("/held", "held", [b"h"], 1, None, hold)])
+        assert inside.wait(10)
         _check_run(io, seed)
+        release.set()
         acl.mdl.dump_unreg_callback()  # every chunk delivered: the loans are over
         assert acl.mdl.dump_reg_callback(lambda chunk: 0, 0) == 0
     acl.mdl.dump_unreg_callback()
