@@ -373,6 +373,31 @@ def test_first_does_the_whole_call_or_hands_it_to_the_body(caplog):
         _args.api("k", _args.VALUE, first=first)(f)
 
 
+def test_entry_is_what_the_program_calls_and_hands_the_rest_to_the_wrapper():
+    """``entry`` gets the finished wrapper and returns the function the declaration gives, with the wrapper's name and
+    attributes; what it hands on gets the wrapper's parse and codes."""
+
+    def entry(whole):
+        def fast(*args):
+            if args == (1, 2):
+                return 0
+            return whole(*args)
+
+        return fast
+
+    def f(a, b):
+        raise _args.AclError(AclCode.ACL_ERROR_INVALID_PARAM, "handed on")
+
+    wrapped = _args.api("kk", entry=entry)(f)
+    assert wrapped(1, 2) == 0
+    assert wrapped(2, 2) == AclCode.ACL_ERROR_INVALID_PARAM
+    with pytest.raises(TypeError, match="args parse failed"):
+        wrapped(1)
+    assert (wrapped.__name__, wrapped.acl_name, wrapped.acl_format) == ("f", "acl.test_args.f", "kk")
+    with pytest.raises(ValueError, match="entry"):
+        _args.api("k", _args.VALUE, entry=entry)(f)
+
+
 @pytest.mark.parametrize("returns", [_args.RET, _args.VALUE, _args.VALUES, _args.BARE, _args.CODE, _args.RAISE])
 def test_the_generated_wrapper_keeps_each_return_convention(returns):
     """The plain path and the parsed path of one wrapper return alike, for each convention."""

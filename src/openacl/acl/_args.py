@@ -377,16 +377,28 @@ def _wrapper(
     return wrapper
 
 
-def api(fmt: str, returns: str = RET, failure: object = 0, sub: str | None = None, first: Callable | None = None):
+def api(
+    fmt: str,
+    returns: str = RET,
+    failure: object = 0,
+    sub: str | None = None,
+    first: Callable | None = None,
+    entry: Callable[[Callable], Callable] | None = None,
+):
     """Declare a pyACL function: its argument format and its return convention.
 
     ``first`` (for a ``RET`` function's hot path): called before the body, with the same arguments, when they are
     all plain (``_plain_test``). It either does the whole call and returns True (the call returns 0), or does
     nothing and returns False (the body runs). What it raises has the body's outcome. It saves the body's frame
     on calls made thousands of times a second.
+
+    ``entry`` (for a ``RET`` function's hottest path): a runtime factory given the finished wrapper, returning
+    the function the program calls. That function does the common call in its own frame and hands every other
+    call, untouched, to the wrapper: it saves the wrapper's frame as well. It carries the wrapper's name and
+    attributes; it must test its arguments as the wrapper's parse would accept them.
     """
-    if first is not None and returns != RET:
-        raise ValueError("api: first is for functions that return their code only")
+    if (first is not None or entry is not None) and returns != RET:
+        raise ValueError("api: first and entry are for functions that return their code only")
 
     def decorate(body: Callable) -> Callable:
         module = sub if sub is not None else body.__module__.rpartition(".")[2]
@@ -429,6 +441,8 @@ def api(fmt: str, returns: str = RET, failure: object = 0, sub: str | None = Non
         wrapper.acl_format = fmt  # type: ignore[attr-defined]  # the PyArg format, for tools and tests
         wrapper.acl_returns = returns  # type: ignore[attr-defined]
         wrapper.acl_failure = failure  # type: ignore[attr-defined]  # what a failed call returns (VALUE, BARE)
+        if entry is not None:
+            return functools.update_wrapper(entry(wrapper), wrapper)
         return wrapper
 
     return decorate

@@ -729,7 +729,7 @@ def unsubscribe_report(thread_id, stream):
     _report.unsubscribe(thread_id, _device.resolve_in_context(stream))
 
 
-@api("OOik", first=_device.post_no_block)  # the callback hot path
+@api("OOik", entry=_device.launch_entry)  # the callback hot path
 def launch_callback(fn, user_data, block_type, stream):
     require_callable(fn)
     _device.launch_callback(fn, user_data, block_type, stream)

@@ -9,7 +9,7 @@ class _Local(threading.local):
     context = None  # what a thread that never set one reads: plain attribute reads, no getattr default
 
 
-# Read directly (not through ``current``) by the callback hot paths (``device.post_no_block``,
+# Read directly (not through ``current``) by the callback hot paths (``device.launch_entry``,
 # ``device.resolve_in_context``).
 local = _Local()
 

@@ -107,15 +107,14 @@ def _serve(task: Task, queue: SimpleQueue | None, budget: int) -> bool:
     get_nowait = queue.get_nowait if queue is not None else None
     # The loop's constants as locals (a class attribute read costs more than the rest of a comparison).
     posted, running, done = TaskState.POSTED, TaskState.RUNNING, TaskState.DONE
-    try_lock, unlock = LOCK.acquire, LOCK.release
+    try_lock, unlock, soon, deferred = LOCK.acquire, LOCK.release, _lock.SOON, _lock.DEFERRED
     while True:
-        tracing_on = trace.recorder is not None
-        start = trace.now_ns() if tracing_on else 0
         if claimed:
             ran = True
             # Invariant: these locals keep the callback and its user_data until LOCK is released below (the
             # finish clears the task's own references; the last one may run a finalizer, user code).
             fn, data = task.fn, task.user_data
+            start = trace.now_ns() if trace.recorder is not None else 0  # 0: not traced
             try:
                 fn(data)
             except Exception:
@@ -158,12 +157,12 @@ def _serve(task: Task, queue: SimpleQueue | None, budget: int) -> bool:
                 stack.append(following)
                 following_claimed = True
         finally:
-            if _lock.SOON or _lock.DEFERRED:
+            if soon or deferred:
                 _lock.release()
             else:
                 unlock()
         if claimed:
-            if tracing_on:
+            if start:
                 tracing.callback(task, fn, start)
             fn = data = None  # LOCK is released: their last references may go now
         if following is None:

@@ -1,4 +1,4 @@
-"""Tasks: the callback hot path (``device.post_no_block``) builds the task the constructor builds."""
+"""Tasks: the callback hot path (``device.launch_entry``) builds the task the constructor builds."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import threading
 
 import pytest
 
+import acl
 from openacl import trace
 from openacl.runtime import device, report
 from openacl.runtime.sched.task import Task, TaskKind, TaskState
@@ -19,16 +20,21 @@ def _noop(_data: object) -> None:
     pass
 
 
+def _handed_on(*args, **kwargs) -> int:
+    pytest.fail(f"the common call was handed on: {args} {kwargs}")
+
+
 @pytest.mark.parametrize("tracing", [False, True])
 def test_the_hot_path_builds_every_slot_as_the_constructor_does(stream, tracing):
     data = object()
+    launch = device.launch_entry(_handed_on)
     target = device.resolve(stream)
     report.subscribe(threading.get_ident(), target)
     if tracing:
         trace.start()
     try:
         built = Task(TaskKind.CALLBACK, "callback", None, _noop, data, False)
-        assert device.post_no_block(_noop, data, report.ACL_CALLBACK_NO_BLOCK, stream)
+        assert launch(_noop, data, report.ACL_CALLBACK_NO_BLOCK, stream) == 0
         posted = target.subscription.queue.get_nowait()
         target.subscription.queue.put(posted)  # back in its place: the callback runs below
         fields, expected = _fields(posted), _fields(built)
@@ -45,3 +51,41 @@ def test_the_hot_path_builds_every_slot_as_the_constructor_does(stream, tracing)
         if tracing:
             trace.stop()
         report.unsubscribe(threading.get_ident(), target)
+
+
+def test_the_entry_hands_every_other_call_on_untouched(stream):
+    """What the entry does not post goes to the wrapper with exactly the arguments given (none made up for the
+    ones left out), and nothing posted."""
+    seen = []
+
+    def whole(*args, **kwargs) -> int:
+        seen.append((args, kwargs))
+        return 7
+
+    launch = device.launch_entry(whole)
+    target = device.resolve(stream)
+    calls = [
+        (),
+        (_noop,),
+        (_noop, None),
+        (_noop, None, report.ACL_CALLBACK_NO_BLOCK),
+        (_noop, None, report.ACL_CALLBACK_BLOCK, stream),  # BLOCK: the whole way
+        (_noop, None, True, stream),  # not a plain int
+        (_noop, None, 0.0, stream),
+        (_noop, None, report.ACL_CALLBACK_NO_BLOCK, stream, 5),
+        (None, None, report.ACL_CALLBACK_NO_BLOCK, stream),  # not callable
+        (_noop, None, report.ACL_CALLBACK_NO_BLOCK, stream),  # not subscribed
+        (_noop, None, report.ACL_CALLBACK_NO_BLOCK, -1),
+    ]
+    for args in calls:
+        assert launch(*args) == 7
+    assert launch(_noop, None, report.ACL_CALLBACK_NO_BLOCK, stream=stream) == 7
+    assert seen == [(args, {}) for args in calls] + [((_noop, None, report.ACL_CALLBACK_NO_BLOCK), {"stream": stream})]
+    assert target.subscription is None and not target._in_flight
+
+
+def test_acl_launch_callback_is_the_entry_with_the_wrappers_name():
+    assert acl.rt.launch_callback.__name__ == "launch_callback"
+    assert acl.rt.launch_callback.acl_name == "acl.rt.launch_callback"
+    assert acl.rt.launch_callback.acl_format == "OOik"
+    assert acl.rt.launch_callback.__code__.co_filename == device.__file__
