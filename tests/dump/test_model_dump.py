@@ -504,6 +504,27 @@ def test_only_borrowed_parts_are_copied_for_a_callback():
     assert bytes(got["/nowhere/f"]) == b"head" + np.arange(8, dtype=np.float32).tobytes() + own.tobytes()
 
 
+def test_files_queued_without_a_wake_go_out_at_seal_or_flush():
+    """``submit_many(wake=False)`` leaves the dump thread asleep; ``seal`` of the files' batch wakes it, and so does
+    a ``flush`` that waits for them (no flush waits for a thread nobody woke)."""
+    got: list[str] = []
+
+    def on_chunk(chunk):
+        if chunk["is_last_chunk"]:
+            got.append(chunk["file_name"])
+
+    sink.writer.flush()  # the thread exists and sleeps
+    batch = sink.Batch()
+    sealed = sink.OutgoingFile("/nowhere", "sealed", [b"x"], 1, batch, on_chunk)
+    sink.writer.submit_many([sealed], wake=False)
+    sink.writer.seal(batch)
+    assert batch.done.wait(30) and got == ["/nowhere/sealed"]
+    flushed = sink.OutgoingFile("/nowhere", "flushed", [b"y"], 1, sink.Batch(), on_chunk)
+    sink.writer.submit_many([flushed], wake=False)
+    sink.writer.flush()
+    assert got == ["/nowhere/sealed", "/nowhere/flushed"]
+
+
 @pytest.mark.subprocess
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
 def test_regression_a_forked_child_flush_waited_for_the_file_the_parents_dump_thread_was_writing(tmp_path):
@@ -567,3 +588,46 @@ def test_model_holds_no_dump_state(inited, tmp_path):
     assert not hasattr(model, "dump") and not hasattr(model, "dumped_steps")
     assert acl.mdl.unload(io.model_id) == 0
     assert io.model_id not in dump_session._models
+
+
+def test_regression_a_dumped_step_whose_output_buffer_is_its_input_dumped_the_written_output_as_input(inited, tmp_path):
+    """A program may execute in place (the output dataset's buffer is the input's). The dumped step ran the plain
+    run first, whose output overwrote the input before the observed run read it: the dump held x + 1 as the
+    input and x + 2 as the output. The observed run now reads the inputs first."""
+    graph = onnx.helper.make_graph(
+        [onnx.helper.make_node("Add", ["x", "one"], ["y"], name="add_one")],
+        "inplace",
+        [onnx.helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [4])],
+        [onnx.helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [4])],
+        [onnx.numpy_helper.from_array(np.ones(4, np.float32), "one")],
+    )
+    path = tmp_path / "inplace.onnx"
+    onnx.save(onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 17)]), path)
+    out = tmp_path / "dump"
+    out.mkdir()
+    cfg = write_config(
+        tmp_path / "dump.json", dump_path=str(out), dump_list=[{"model_name": "inplace"}], dump_mode="all"
+    )
+    assert acl.mdl.init_dump() == 0
+    assert acl.mdl.set_dump(cfg) == 0
+    model_id, ret = acl.mdl.load_from_file(str(path))
+    assert ret == 0
+    x = np.arange(4, dtype=np.float32)
+    ptr, ret = acl.rt.malloc(x.nbytes, 0)
+    assert ret == 0
+    host = x.tobytes()
+    assert acl.rt.memcpy(ptr, x.nbytes, acl.util.bytes_to_ptr(host), x.nbytes, 1) == 0
+    datasets = []
+    for _ in range(2):  # input and output: one buffer
+        dataset = acl.mdl.create_dataset()
+        acl.mdl.add_dataset_buffer(dataset, acl.create_data_buffer(ptr, x.nbytes))
+        datasets.append(dataset)
+    assert acl.mdl.execute(model_id, *datasets) == 0
+    assert acl.mdl.finalize_dump() == 0
+    np.testing.assert_array_equal(np.frombuffer(acl.util.ptr_to_bytes(ptr, x.nbytes), np.float32), x + 1)
+    (file,) = dump_files(out)
+    dumped = dump_reader.read_dump(file.read_bytes())
+    np.testing.assert_array_equal(dumped.inputs[0], x)
+    np.testing.assert_array_equal(dumped.outputs[0], x + 1)
+    assert acl.mdl.unload(model_id) == 0
+    assert acl.rt.free(ptr) == 0

@@ -193,8 +193,6 @@ def run(
         if model.session is not None:  # a model loaded for dumps only has nothing to run when nothing is dumped
             _outputs(model, feeds, buffers, device_id, stream_id, index, plan)
         return
-    if model.session is not None:
-        _outputs(model, feeds, buffers, device_id, stream_id, index, plan)
     observed = model.observed()
     try:
         observed.prepare(step.ops, [feed.shape for feed in feeds])
@@ -202,7 +200,9 @@ def run(
             step.emit(tensors, device_id, stream_id, borrowed=feeds)
     finally:
         step.seal()
-    if model.session is None:  # a model loaded for dumps only: its outputs are the observed run's
+    if model.session is not None:
+        _outputs(model, feeds, buffers, device_id, stream_id, index, plan)
+    else:  # a model loaded for dumps only: its outputs are the observed run's
         model.last_output_shapes = [output.shape for output in observed.outputs]
     step.wait()
 
