@@ -312,15 +312,17 @@ def test_a_dumped_step_of_a_planned_pair_runs_its_outputs_on_the_plan(ctx, tmp_p
     assert {p.parent.name for p in dump_files(out)} == {"2"}
 
 
-def test_a_pair_whose_memory_changes_between_calls_makes_no_plan(ctx, monkeypatch):
-    """A dump through a callback lends each chunk's memory to the program during the call: the memory table
-    changes after every step, so a plan would be stale at the next call and none is made."""
+def test_a_callback_dump_leaves_the_pairs_plan_standing(ctx, monkeypatch):
+    """A dump through a callback lends each chunk's memory to the program during the call. A loan's coming and
+    going does not move the memory table's generation (``memory.AddressSpace``), so the pair is planned at its
+    second call as without a dump, and its dumped steps' outputs come from the plan."""
     assert acl.init() == 0
     assert acl.mdl.init_dump() == 0
     assert acl.mdl.dump_reg_callback(lambda chunk: 0, 0) == 0
     io = ModelIO()
     runs = _spy_on_plan_runs(monkeypatch)
     inside, release = threading.Event(), threading.Event()
+    chunks = []
 
     def hold(chunk: dict) -> int:
         inside.set()
@@ -337,11 +339,49 @@ def test_a_pair_whose_memory_changes_between_calls_makes_no_plan(ctx, monkeypatc
         _check_run(io, seed)
         release.set()
         acl.mdl.dump_unreg_callback()  # every chunk delivered: the loans are over
-        assert acl.mdl.dump_reg_callback(lambda chunk: 0, 0) == 0
+        assert acl.mdl.dump_reg_callback(lambda chunk: chunks.append(chunk["buf_len"]) or 0, 0) == 0
     acl.mdl.dump_unreg_callback()
-    assert len(_plans(io)) == 0 and runs == []
+    assert len(_plans(io)) == 1 and runs == [1, 1]  # steps 2 and 3, dumped, on the plan made after step 1
+    assert sum(chunks) > 0  # the steps were dumped
     assert acl.mdl.finalize_dump() == 0
     acl.finalize()
+
+
+def test_a_pair_whose_memory_changes_between_calls_makes_no_plan(io):
+    """A free between the calls moves the memory table's generation: the plan would be stale at the next call,
+    and none is made."""
+    for seed in range(4):
+        ptr, ret = acl.rt.malloc(64, 0)
+        assert ret == 0
+        _check_run(io, seed)
+        assert acl.rt.free(ptr) == 0
+    assert len(_plans(io)) == 0
+
+
+def test_no_plan_keeps_a_loan(ctx):
+    """A pair whose input lies in a dump chunk's memory (read in the callback, during the loan) runs, but makes no
+    plan: a loan's end does not move the generation, so a kept plan could outlive the chunk's bytes. Nor does an
+    operator's call over a loan leave its plan."""
+    io = ModelIO()
+    size = acl.mdl.get_input_size_by_index(io.desc, 0)
+    x = demo_input(0)
+    part = np.zeros(max(size, sink.ChunkTarget.DIRECT_BYTES), np.uint8)
+    part[: x.nbytes] = np.frombuffer(x.tobytes(), np.uint8)
+    results = []
+
+    def callback(chunk: dict) -> int:
+        dataset = acl.mdl.create_dataset()
+        acl.mdl.add_dataset_buffer(dataset, acl.create_data_buffer(chunk["data_buf"], size))
+        results.extend(acl.mdl.execute(io.model_id, dataset, io.outputs[0]) for _ in range(3))
+        results.append(len(_plans(io)))
+        acl.mdl.destroy_dataset(dataset)
+        return 0
+
+    target = sink.ChunkTarget()
+    target.write(sink.OutgoingFile("/dump", "file", [memoryview(part)], part.nbytes, callback=callback))
+    assert results == [0, 0, 0, 0]
+    for got, want in zip(io.read_outputs(), reference(x=x), strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
 
 
 def _tiny_model(path, outputs: list[tuple[str, list[int]]], nodes, inputs, initializers=()) -> str:

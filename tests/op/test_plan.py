@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import acl
+from openacl.dump import sink
 from openacl.errors import AclCode
 from openacl.op import compiled, execute, plan
 from openacl.op import tensor_desc as _desc
@@ -23,6 +24,7 @@ from tests.op.conftest import desc_for, from_device, make_attr, to_device
 F32 = np.float32
 INVALID = AclCode.ACL_ERROR_INVALID_PARAM
 ACL_FLOAT16, ACL_INT32, NCHW = 1, 3, 0
+ACL_MEMTYPE_HOST = 1
 
 
 class Call:
@@ -495,3 +497,30 @@ def test_regression_a_read_only_registration_over_a_planned_host_output_is_refus
     out[:] = 0
     assert call() == INVALID
     assert not out.any()
+
+
+def test_a_call_over_a_loan_leaves_no_plan(stream):
+    """An operator reading a dump chunk's memory (in the callback, during the loan) runs, but leaves no plan: a
+    loan's end does not move the memory generation (``memory.AddressSpace``), so a kept plan could outlive the
+    chunk's bytes."""
+    x = np.arange(6, dtype=F32).reshape(2, 3)
+    add = Call("Add", [x, x], (2, 3))
+    part = np.zeros(sink.ChunkTarget.DIRECT_BYTES, np.uint8)
+    part[: x.nbytes] = np.frombuffer(x.tobytes(), np.uint8)
+    results = []
+
+    host = desc_for(x)
+    assert acl.set_tensor_place_ment(host, ACL_MEMTYPE_HOST) == 0
+
+    def callback(chunk: dict) -> int:
+        loaned = acl.create_data_buffer(chunk["data_buf"], x.nbytes)
+        args = (add.op_type, [host, add.in_descs[1]], [loaned, add.ins[1]], [add.out_desc], add.outs, add.attr, stream)
+        results.extend(acl.op.execute_v2(*args) for _ in range(2))
+        results.append(acl.rt.synchronize_stream(stream))
+        results.append(len(execute.plans))
+        acl.destroy_data_buffer(loaned)
+        return 0
+
+    sink.ChunkTarget().write(sink.OutgoingFile("/dump", "file", [memoryview(part)], part.nbytes, callback=callback))
+    assert results == [0, 0, 0, 0]
+    np.testing.assert_array_equal(add.result(), x + x)

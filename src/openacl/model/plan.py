@@ -125,9 +125,9 @@ def plannable(model) -> bool:
 class ModelPlans:
     """A model's plans by dataset pair, and the pairs its recent calls ran the whole way: a plan is made the
     second time a pair goes the whole way with the memory table unchanged since the first, so a program that
-    makes new datasets for every call makes none, nor one whose memory changes between calls (a dump through a
-    callback lends each chunk's memory: a plan would be stale at the next call). A pair found unplannable (its
-    outputs overlap) is not worked out again while its stamps stay as they were."""
+    makes new datasets for every call makes none, nor one whose memory changes between calls (a free: a plan
+    would be stale at the next call; a dump's loans move nothing, see ``memory.AddressSpace``). A pair found
+    unplannable (its outputs overlap) is not worked out again while its stamps stay as they were."""
 
     def __init__(self, model) -> None:
         self.enabled = plannable(model)
@@ -203,7 +203,8 @@ def _overlap(ranges: list[tuple[int, int]]) -> bool:
 def make(model, seen: Stamps, feeds: list[np.ndarray], targets: list) -> ExecPlan | None:
     """The plan of a pair from ``seen`` and what ``execute.prepare`` made of it after: the input views and the
     output targets, checked. None where an output overlaps an input or another output, or the last run gave an
-    output of another shape than its desc declares (a binding of the declared shape would fail every run)."""
+    output of another shape than its desc declares (a binding of the declared shape would fail every run), or a
+    buffer lies in a loan (a dump chunk's memory)."""
     if [tuple(shape) for shape in model.last_output_shapes] != [desc.shape for desc in model.outputs]:
         return None
     inputs = tuple(
@@ -220,6 +221,8 @@ def make(model, seen: Stamps, feeds: list[np.ndarray], targets: list) -> ExecPla
         return None
     regions = [memory.region_for(item.addr, feed.nbytes, "input") for item, feed in zip(inputs, feeds, strict=True)]
     regions += [target.region for target in targets]
+    if any(region.lent for region in regions):
+        return None  # a loan's end does not move the generation (``memory.AddressSpace``)
     return ExecPlan(
         model.session,
         f"model {model.id} ({model.name})",

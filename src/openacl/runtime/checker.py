@@ -48,7 +48,7 @@ _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))  # s
 _RUNNER_FILES = ("runpy.py", "threading.py", "<frozen runpy>")
 _RUNNER_DIRS = ("/_pytest/", "/pluggy/")  # a test's frames end at the test function
 _SITE_DEPTH = 6
-_RAW_DEPTH = 8  # launch_callback's own frames (3) and the program's innermost
+_RAW_DEPTH = 4  # frames a raw site keeps: the program's innermost, above the openacl frames a caller skips
 _FREED_HISTORY = 4096
 _OUTLIVES_ACL = ("GE session",)  # not pyACL's: alive at acl.finalize is fine, at exit it leaked
 # Freed memory is kept (not handed back) while its record is in the history, up to this many bytes in all, so a
@@ -159,12 +159,16 @@ def _is_programs(file: str) -> bool:
 RawSite = tuple[tuple[object, int], ...]  # (code, instruction offset) of the calling frames, innermost first
 
 
-def raw_site() -> RawSite:
+def raw_site(skip: int = 0) -> RawSite:
     """``site()`` for a hot path whose site is rarely reported (a callback's launch): the frames' code and offset
     only, unfiltered (no file name is looked at, no line computed, no frame kept alive); ``site_of`` makes it a
-    site when it is needed."""
+    site when it is needed. ``skip``: how many of the caller's callers are openacl's own for certain (each frame
+    walked costs about 130 ns: Python makes its frame object on the way)."""
     frames = []
-    frame = sys._getframe(1)
+    try:
+        frame = sys._getframe(1 + skip)  # jumps there, making no frame object for the frames skipped
+    except ValueError:  # a shallower stack than ``skip`` says: nothing of the program's
+        return ()
     for _ in range(_RAW_DEPTH):
         if frame is None:
             break
@@ -663,10 +667,11 @@ def on_event_reached(event: object) -> None:
 _holding = threading.local()  # .streams: {stream handle: its epoch} of the BLOCK callbacks this thread runs
 
 
-def ordered_callback(stream: object, fn, blocking: bool):
+def ordered_callback(stream: object, fn, blocking: bool, own_frames: int = 2):
     """``fn`` as a stream callback: when it runs, the host is ordered after what was queued before it. A BLOCK
     callback also holds its stream: what was queued after it cannot run before it returns, so the callback's own
-    accesses do not race those tasks. Its launch is kept raw, for ``on_callbacks_dropped``."""
+    accesses do not race those tasks. Its launch is kept raw, for ``on_callbacks_dropped``, from above the
+    ``own_frames`` frames that called this one and are openacl's for certain."""
     handle = stream.handle  # type: ignore[attr-defined]
     ordered = _ordered_after(handle, fn)
     if blocking:
@@ -692,7 +697,7 @@ def ordered_callback(stream: object, fn, blocking: bool):
         def ordered(*args: object) -> object:
             return fn(*args)
 
-    ordered.launched_at = raw_site()  # type: ignore[attr-defined]
+    ordered.launched_at = raw_site(skip=own_frames)  # type: ignore[attr-defined]
     return ordered
 
 

@@ -305,8 +305,10 @@ def resolve_in_context(handle: int) -> Stream:
 
 
 def launch_callback(fn, user_data, block_type: int, handle: int) -> None:
-    """``launch_callback`` on a stream handle: ``report.launch(..., resolve_in_context(handle))``, every check made."""
-    report.launch(fn, user_data, block_type, resolve_in_context(handle))
+    """``launch_callback`` on a stream handle: ``report.launch(..., resolve_in_context(handle))``, every check made.
+    Called by ``acl.rt.launch_callback``'s body only: it, its wrapper and ``launch_entry``'s function are the
+    openacl frames above this one."""
+    report.launch(fn, user_data, block_type, resolve_in_context(handle), own_frames=4)
 
 
 class _NotGiven:
@@ -339,16 +341,16 @@ def launch_entry(whole: Callable[..., int]) -> Callable[..., int]:
     def launch_callback(
         fn=_NOT_GIVEN, user_data=_NOT_GIVEN, block_type=_NOT_GIVEN, handle=_NOT_GIVEN, /, *args, **kwargs
     ) -> int:
-        if type(block_type) is int and block_type == no_block and type(handle) is int and not (args or kwargs):
+        if (
+            not checker.enabled
+            and type(block_type) is int
+            and block_type == no_block
+            and type(handle) is int
+            and not (args or kwargs)
+        ):
             ctx = local.context
             stream = find(handle) if handle else getattr(ctx, "default_stream", None)
-            if (
-                stream is not None
-                and stream.context is ctx
-                and not ctx.destroyed
-                and callable(fn)
-                and not checker.enabled
-            ):
+            if stream is not None and stream.context is ctx and not ctx.destroyed and callable(fn):
                 task = new_task(Task)  # see the invariant
                 task.kind = task.name = callback
                 task.state = pending
@@ -384,6 +386,8 @@ def launch_entry(whole: Callable[..., int]) -> Callable[..., int]:
                         unlock()
                 if posted:
                     return 0
+        if handle is not _NOT_GIVEN and not (args or kwargs):
+            return whole(fn, user_data, block_type, handle)  # the common call under check, or a BLOCK callback
         given = [value for value in (fn, user_data, block_type, handle) if value is not _NOT_GIVEN]
         return whole(*given, *args, **kwargs)  # (only trailing parameters can be left out)
 

@@ -72,6 +72,7 @@ class Region:
     device_id: int = -1
     owner: object = field(default=None, repr=False)  # the user's object, for USER regions
     mapped: bool = False  # virtual memory that map_mem made: only unmap_mem ends it, never a free
+    lent: bool = False  # a loan (``loan``): the runtime's own array, known to user code for one call
 
     @property
     def end(self) -> int:
@@ -93,6 +94,12 @@ class AddressSpace:
     last across a program's per-iteration registrations (``bytes_to_ptr`` of each new input). Adding a
     read-only region does move it: a check that meets it refuses a write that an older, writable registration
     of the same bytes allowed, so what a caller checked may no longer hold.
+
+    A loan (``Region.lent``) moves it neither when it is added nor when it ends: a loan lies over an array of
+    the runtime's own (a dump's tensor or packing buffer, an exception-info record), never over memory the
+    program allocated or registered, so it takes nothing from what a caller found there; and no plan keeps a
+    loan (one that met a loan is stale at once), so its end takes nothing from a plan either. A dump that lends
+    every file's chunks thus leaves the plans of the program's own buffers standing.
     """
 
     def __init__(self) -> None:
@@ -106,7 +113,7 @@ class AddressSpace:
     def add(self, region: Region) -> None:
         swept: list[Region] = []  # let go after the lock: a swept region may hold an object's last reference
         with self._lock:
-            if not region.writable:
+            if not region.writable and not region.lent:
                 self.generation += 1  # see the invariant: a read-only region may shadow a writable one
             i = bisect.bisect_right(self._starts, region.addr)
             self._starts.insert(i, region.addr)
@@ -181,7 +188,8 @@ class AddressSpace:
             while i < len(self._starts) and self._starts[i] == region.addr:
                 if self._regions[i] is region:
                     del self._starts[i], self._regions[i]
-                    self.generation += 1
+                    if not region.lent:  # see the invariant
+                        self.generation += 1
                     if region.kind is Kind.USER:
                         self._user_count -= 1
                     return
@@ -451,8 +459,8 @@ def loan(array: np.ndarray) -> Region:
     array many times (the dump's packing buffer) makes it once, then ``space.add`` and ``space.discard`` it
     around each call, as ``lent`` does. It has no owner, so no sweep forgets it: a loan ends with its discard,
     even when the region is all that references the array (the sweep forgets a registration whose object
-    nobody else holds)."""
-    return Region(address_of(array), array.nbytes, Kind.USER, array, writable=False)
+    nobody else holds). Its coming and going does not move ``space.generation`` (see ``AddressSpace``)."""
+    return Region(address_of(array), array.nbytes, Kind.USER, array, writable=False, lent=True)
 
 
 def check_cache_range(addr: int, size: int) -> None:

@@ -282,7 +282,9 @@ def detach_stream(stream: Stream, reason: str) -> None:
             checker.on_destroy("report subscription", id(stream))
 
 
-def launch(fn, user_data, block_type: int, stream: Stream) -> None:
+def launch(fn, user_data, block_type: int, stream: Stream, own_frames: int = 1) -> None:
+    """Queue a callback on ``stream``. ``own_frames``: how many frames above this call are openacl's for certain
+    (its caller at least), which ``openacl check`` skips on its way to the program's launch site."""
     blocking = block_type == ACL_CALLBACK_BLOCK
     if not blocking and block_type != ACL_CALLBACK_NO_BLOCK:
         raise AclError(
@@ -296,7 +298,7 @@ def launch(fn, user_data, block_type: int, stream: Stream) -> None:
             f"stream {stream.id} is not bound to any thread; call subscribe_report first",
         )
     if checker.enabled:
-        fn = checker.ordered_callback(stream, fn, blocking)  # ordered after what came before it
+        fn = checker.ordered_callback(stream, fn, blocking, own_frames + 1)  # ordered after what came before it
     stream.enqueue(Task(TaskKind.CALLBACK, "callback", None, fn, user_data, blocking))  # positional: the hot path
 
 
