@@ -340,37 +340,7 @@ def test_plain_check_passes_plain_ints_in_range_and_objects_only():
     assert most == 2 and plain((5, 7)) and not plain((5, 1 << 40))
 
 
-# ----- the generated wrapper and its ``first`` hook -----
-
-
-def test_first_does_the_whole_call_or_hands_it_to_the_body(caplog):
-    """``first`` runs before the body on plain arguments only: True ends the call with 0, False lets the body run;
-    what it raises has the body's outcome (a code, logged once)."""
-    seen: list[tuple[str, tuple]] = []
-
-    def first(a, b):
-        seen.append(("first", (a, b)))
-        if a == 7:
-            raise _args.AclError(AclCode.ACL_ERROR_INVALID_PARAM, "seven")
-        return a == 1
-
-    def f(a, b):
-        seen.append(("body", (a, b)))
-
-    wrapped = _args.api("kk", first=first)(f)
-    assert wrapped(1, 2) == 0 and seen == [("first", (1, 2))]
-    seen.clear()
-    assert wrapped(2, 2) == 0 and seen == [("first", (2, 2)), ("body", (2, 2))]
-    seen.clear()
-    assert wrapped(-1, 2) == 0 and seen == [("body", (U64, 2))]  # not plain (parse masks -1): the body alone
-    seen.clear()
-    with caplog.at_level(logging.DEBUG, logger="openacl"):
-        assert wrapped(7, 2) == AclCode.ACL_ERROR_INVALID_PARAM
-    assert seen == [("first", (7, 2))] and len(facade_lines(caplog, "acl.test_args.f")) == 1
-    with pytest.raises(TypeError, match="args parse failed"):
-        wrapped(1)
-    with pytest.raises(ValueError, match="first"):
-        _args.api("k", _args.VALUE, first=first)(f)
+# ----- the generated wrapper and its ``entry`` -----
 
 
 def test_entry_is_what_the_program_calls_and_hands_the_rest_to_the_wrapper():
@@ -418,9 +388,9 @@ def test_the_generated_wrapper_keeps_each_return_convention(returns):
 
 def test_a_wrapper_frame_is_not_the_programs_line():
     """``warn`` and ``openacl check`` look past the generated wrapper's frame, as past the facade's."""
-    assert acl.rt.synchronize_stream.__code__.co_filename.startswith(_args._PACKAGE)
-    assert acl.rt.synchronize_stream.__name__ == "synchronize_stream"
-    assert acl.rt.synchronize_stream.__wrapped__.__code__.co_filename.endswith("rt.py")
+    assert acl.rt.destroy_stream.__code__.co_filename.startswith(_args._PACKAGE)
+    assert acl.rt.destroy_stream.__name__ == "destroy_stream"
+    assert acl.rt.destroy_stream.__wrapped__.__code__.co_filename.endswith("rt.py")
 
 
 def test_a_wrapper_takes_its_shapes_code_at_its_first_call():

@@ -328,12 +328,12 @@ def test_set_max_op_queue_num():
 
 
 def test_enqueue_and_the_repeat_are_the_two_ways_to_the_stream():
-    """execute_v2 reaches the stream through ``enqueue`` and, for a repeated call run here, ``repeat`` only."""
+    """execute_v2 reaches the stream through ``enqueue`` and, for a repeated call run here, its entry only."""
     import inspect
 
     source = inspect.getsource(execute)
     assert source.count(".enqueue(") == 1 and source.count(".run_here_if_idle(") == 1
-    assert source.count("stream.run_here(") == 1 and "stream.run_here(" in inspect.getsource(execute.repeat)
+    assert source.count("stream.run_here(") == 1 and "stream.run_here(" in inspect.getsource(execute.repeat_entry)
     helper = inspect.getsource(execute.enqueue)
     assert ".enqueue(" in helper and ".run_here_if_idle(" in helper
 

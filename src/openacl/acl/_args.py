@@ -21,8 +21,9 @@ Each wrapper's code is written out for its shape (format, return convention) and
 a wrapper of that shape (``_wrapper``): the common call (every argument a plain int in range, a plain ASCII str,
 or an ``O``) is tested by name in one expression and passed on by position, with no parse; anything else goes
 through ``parse``. Both paths end alike. The wrappers of
-the hot calls (``execute_v2``, ``synchronize_stream``, ``launch_callback``) first try a runtime function that does
-the common call whole (``api``'s ``first``), one Python frame less, which on a call of a few microseconds is a
+the hot calls (``execute_v2``, ``synchronize_stream``, ``launch_callback``) are entered through a runtime function
+that does the common call whole in its own frame (``api``'s ``entry``, ``openacl.runtime.entry``), two Python
+frames less, which on a call of a few microseconds is a
 measurable share.
 """
 
@@ -258,7 +259,6 @@ _WRAPPER_PLAIN = """\
 def wrapper({params}, /, *args, **kwargs):
     if {last} is not _ABSENT and not args and not kwargs and {test}:
         try:
-{first}\
             value = _body({names})
         except _PASS_THROUGH:
             raise
@@ -280,12 +280,6 @@ _TAIL = """\
 """
 
 _SUCCESS = {RET: "0", CODE: "value", VALUE: "value, 0", VALUES: "(*value, 0)", BARE: "value", RAISE: "value"}
-
-# ``api``'s ``first``, where given: the call's hot path, tried before the body.
-_FIRST = """\
-            if _first({names}):
-                return 0
-"""
 
 
 class _Absent:
@@ -312,8 +306,8 @@ _WRAPPER_FILE = os.path.join(_PACKAGE, "acl", "<api wrapper>")
 
 
 @functools.cache
-def _wrapper_code(codes: str, returns: str, first: bool) -> types.CodeType:
-    """The code of every wrapper of one shape (format letters, return convention, a ``first`` or not), compiled
+def _wrapper_code(codes: str, returns: str) -> types.CodeType:
+    """The code of every wrapper of one shape (format letters and return convention), compiled
     once, when the first wrapper of the shape is first called (``_wrapper``)."""
     names = [f"a{i}" for i in range(len(codes))]
     test = _plain_test(codes, names)
@@ -328,7 +322,6 @@ def _wrapper_code(codes: str, returns: str, first: bool) -> types.CodeType:
             last=names[-1],
             test=f"({test})",
             names=listed,
-            first=_FIRST.format(names=listed) if first else "",
             success=success,
             tail=tail,
         )
@@ -345,9 +338,7 @@ def _compiled(source: str) -> types.CodeType:
 _STUB = _compiled("def wrapper(*args, **kwargs):\n    return _specialized()(*args, **kwargs)\n")
 
 
-def _wrapper(
-    body: Callable, fmt: str, returns: str, parse: Callable, failed: Callable, first: Callable | None
-) -> Callable:
+def _wrapper(body: Callable, fmt: str, returns: str, parse: Callable, failed: Callable) -> Callable:
     """``body`` behind pyACL's calling convention (see ``api``): a function with this function's name and globals of
     its own (the body, its parser, its failure path), whose code is its shape's (``_wrapper_code``).
 
@@ -355,10 +346,9 @@ def _wrapper(
     dozen shapes and calls few of them, and compiling every shape would add milliseconds to ``import acl``. Two
     threads making a first call at once both put the same code in place."""
     name = body.__name__ if body.__name__.isidentifier() else "wrapper"  # (a lambda's is not)
-    shape = (fmt.replace("|", ""), returns, first is not None)
+    shape = (fmt.replace("|", ""), returns)
     scope = {
         "_body": body,
-        "_first": first,
         "_parse": parse,
         "_failed": failed,
         "_PASS_THROUGH": _PASS_THROUGH,
@@ -382,23 +372,18 @@ def api(
     returns: str = RET,
     failure: object = 0,
     sub: str | None = None,
-    first: Callable | None = None,
     entry: Callable[[Callable], Callable] | None = None,
 ):
     """Declare a pyACL function: its argument format and its return convention.
 
-    ``first`` (for a ``RET`` function's hot path): called before the body, with the same arguments, when they are
-    all plain (``_plain_test``). It either does the whole call and returns True (the call returns 0), or does
-    nothing and returns False (the body runs). What it raises has the body's outcome. It saves the body's frame
-    on calls made thousands of times a second.
-
-    ``entry`` (for a ``RET`` function's hottest path): a runtime factory given the finished wrapper, returning
+    ``entry`` (for a ``RET`` function's hot path): a runtime factory given the finished wrapper, returning
     the function the program calls. That function does the common call in its own frame and hands every other
-    call, untouched, to the wrapper: it saves the wrapper's frame as well. It carries the wrapper's name and
-    attributes; it must test its arguments as the wrapper's parse would accept them.
+    call, untouched, to the wrapper (``openacl.runtime.entry``): the common call costs one frame, not the
+    wrapper's and a body's. It carries the wrapper's name and attributes; it must test its arguments as the
+    wrapper's parse would accept them, and raise nothing the wrapper would have turned into a code.
     """
-    if (first is not None or entry is not None) and returns != RET:
-        raise ValueError("api: first and entry are for functions that return their code only")
+    if entry is not None and returns != RET:
+        raise ValueError("api: entry is for functions that return their code only")
 
     def decorate(body: Callable) -> Callable:
         module = sub if sub is not None else body.__module__.rpartition(".")[2]
@@ -435,7 +420,7 @@ def api(
             _exceptions.record_failure(qualname, AclError(AclCode.ACL_ERROR_INTERNAL_ERROR))
             return fail(int(AclCode.ACL_ERROR_INTERNAL_ERROR), parsed)
 
-        wrapper = _wrapper(body, fmt, returns, parse, failed, first)
+        wrapper = _wrapper(body, fmt, returns, parse, failed)
         functools.update_wrapper(wrapper, body)
         wrapper.acl_name = qualname  # type: ignore[attr-defined]
         wrapper.acl_format = fmt  # type: ignore[attr-defined]  # the PyArg format, for tools and tests

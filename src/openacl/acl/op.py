@@ -175,12 +175,12 @@ def _execute_whole(q: str, op_type, input_desc, inputs, output_desc, outputs, at
     )
 
 
-@api("sOOOOkk", first=_execute.repeat)  # the hot call: a repeat of an earlier one, by its plan
+@api("sOOOOkk", entry=_execute.repeat_entry)  # the hot call: a repeat of an earlier one, by its plan
 def execute_v2(op_type, input_desc, inputs, output_desc, outputs, attr, stream):
     _execute_whole("acl.op.execute_v2", op_type, input_desc, inputs, output_desc, outputs, attr, stream)
 
 
-@api("sOOOOkk", first=_execute.repeat)
+@api("sOOOOkk", entry=_execute.repeat_entry)
 def execute(op_type, input_desc, inputs, output_desc, outputs, attr, stream):
     _execute_whole("acl.op.execute", op_type, input_desc, inputs, output_desc, outputs, attr, stream)
 

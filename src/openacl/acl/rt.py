@@ -323,7 +323,7 @@ def destroy_stream_force(stream):
     _device.destroy_stream(stream, force=True)
 
 
-@api("k", first=_device.caught_up)
+@api("k", entry=_device.synchronize_entry)  # a hot call
 def synchronize_stream(stream):
     _device.resolve(stream).synchronize()
 

@@ -231,8 +231,12 @@ def execute(model: Model, input_dataset: int, output_dataset: int) -> None:
             model.weights.check(taken[0].label, model_file=False)
             taken[0].run()
             return
-    # The whole way; a dumped step of a planned pair still runs its plain run on the plan (``run``).
-    feeds, buffers = prepare(model, input_dataset, output_dataset)
+    # The whole way; a dumped step of a planned pair still runs its plain run on the plan (``run``), and its
+    # observed run reads the plan's inputs, checked when the plan was made and pinned now.
+    if taken is not None:
+        feeds, buffers = taken[0].feeds(taken[1]), []
+    else:
+        feeds, buffers = prepare(model, input_dataset, output_dataset)
     if checker.enabled and not checker.on_host_access(f"execute of model {model.id}", *_ranges(feeds, buffers)):
         _note_reads(model, feeds, None)
     ctx = _context.current()

@@ -90,6 +90,15 @@ class ExecPlan:
             binding.bind_output(item.name, "cpu", 0, item.dtype, item.shape, item.addr)
         return binding
 
+    def feeds(self, pins: tuple[memory.Region, ...]) -> list[np.ndarray]:
+        """The bound inputs as views, for a dumped step's observed run: in the regions ``take`` pinned (the inputs'
+        come first), as ``execute.prepare`` made them when the plan was made, and nothing checked again."""
+        pinned = pins[: len(self.inputs)]
+        return [
+            memory.view_pinned(pin, item.addr, tuple(item.shape), item.dtype)
+            for item, pin in zip(self.inputs, pinned, strict=True)
+        ]
+
     def run(self) -> None:
         """Run once, reading and writing the bound addresses; the caller holds the pins ``take`` gave it."""
         try:

@@ -41,6 +41,7 @@ from openacl.op.tensor_desc import ACL_MEMTYPE_DEVICE, TensorDesc
 from openacl.runtime import checker, memory, versions
 from openacl.runtime import device as _device
 from openacl.runtime.buffers import DataBuffer, data_buffers
+from openacl.runtime.entry import NOT_GIVEN, hand_on
 from openacl.runtime.handles import HandleTable
 from openacl.runtime.sched.stream import Stream
 from openacl.runtime.sched.task import work_task
@@ -248,24 +249,21 @@ def _check_lengths(in_descs: list, in_bufs: list, out_descs: list, out_bufs: lis
         )
 
 
-def repeat(
-    op_type: str,
-    in_desc_handles: object,
-    in_bufs: object,
-    out_desc_handles: object,
-    out_bufs: object,
-    attr_handle: int,
-    stream_handle: int,
-) -> bool:
-    """``execute`` of a call identical to an earlier one, straight from the facade's arguments: True if it was
-    run or queued by that call's plan; False, with nothing done, if there is none or an argument is not plain
-    (the caller then goes the whole way: ``handle_list`` and ``execute``).
+def repeat_entry(whole: Callable[..., int]) -> Callable[..., int]:
+    """``acl.op.execute_v2`` (and ``execute``) as programs call them (see ``runtime.entry``): a call identical to an
+    earlier one is run or queued by that call's plan, straight from the program's arguments, and returns 0; any
+    other call (no plan, an argument not plain) goes to ``whole``, with nothing done, and so the whole way
+    (``handle_list`` and ``execute``).
 
-    Plain means what ``handle_list`` passes on as it is: a ``list`` of ``int`` handles. A plan's key holds
+    Plain means what the wrapper's parse and ``handle_list`` pass on as they are: an ASCII ``str`` op type
+    without NUL, ``int`` attr and stream handles, and for each handle list a ``list`` of ``int`` handles.
+
+    A plan's key holds
     only such handles, in range, so a plain list equal to its part of the key is exactly those handles; a
     float or a numpy integer that compares equal to one is not plain, and is refused by the whole way.
 
-    The hot path of small operators, written out in one function (each Python frame less is measurable on a
+    The hot path of small operators, written out in the one frame the program calls (each Python frame less is
+    measurable on a
     call of a few microseconds: calling ``take`` instead of its all-equal case inline measured 0.05 to 0.15 more
     on the op benchmark's Add [16] ratio, four runs each, side by side): ``take`` when nothing changed since the
     plan's last look, inline; then, for a
@@ -274,47 +272,67 @@ def repeat(
     another thread after the take is ordered after this call, and the pins keep the bytes until the run ends,
     so ``_run``'s look at the memory table at run time (for a task that waited in a queue) has nothing to add.
     """
-    if type(in_desc_handles) is not list or type(in_bufs) is not list:
-        return False
-    if type(out_desc_handles) is not list or type(out_bufs) is not list:
-        return False
-    for handle in in_desc_handles:  # one loop per list, written out: no tuple of the lists per call
-        if type(handle) is not int:
-            return False
-    for handle in in_bufs:
-        if type(handle) is not int:
-            return False
-    for handle in out_desc_handles:
-        if type(handle) is not int:
-            return False
-    for handle in out_bufs:
-        if type(handle) is not int:
-            return False
-    # The handles, each list closed by None (never a handle): lists of other lengths make other keys.
-    key = (op_type, attr_handle, *in_desc_handles, None, *in_bufs, None, *out_desc_handles, None, *out_bufs)
-    plan = _find_plan(key)
-    if plan is None:
-        return False
-    if plan.epoch == versions.epoch and plan.generation == memory.space.generation:
-        pins = plan.referents(plan.refs)  # what ``take`` does when no stamp was set since its last look
-        if None in pins:
-            return False
-    else:
-        found = plans.take(key)  # the stamps read again
-        if found is None:
-            return False
-        plan, pins = found
-    cache.hits += 1  # a statistic (see OpCache.hits)
-    if checker.enabled:
-        _queue(plan, pins, resolve_stream(stream_handle))
-        return True
-    stream = _find_stream(stream_handle)
-    if stream is None:
-        stream = resolve_stream(stream_handle)  # the default stream (0), or the table's error
-    if plan.small and not plan.copies and stream.run_here(plan.name, plan.compiled.run_into, plan.buffers):
-        return True
-    enqueue(stream, plan.name, _run, (plan, pins, None), plan.small)  # what _queue does when not checking
-    return True
+
+    def execute_v2(
+        op_type=NOT_GIVEN,
+        in_desc_handles=NOT_GIVEN,
+        in_bufs=NOT_GIVEN,
+        out_desc_handles=NOT_GIVEN,
+        out_bufs=NOT_GIVEN,
+        attr_handle=NOT_GIVEN,
+        stream_handle=NOT_GIVEN,
+        /,
+        *args,
+        **kwargs,
+    ) -> int:
+        if (
+            not (args or kwargs)
+            and type(op_type) is str
+            and type(attr_handle) is int
+            and type(stream_handle) is int
+            and type(in_desc_handles) is list
+            and type(in_bufs) is list
+            and type(out_desc_handles) is list
+            and type(out_bufs) is list
+            and op_type.isascii()
+            and "\x00" not in op_type
+        ):
+            # The handles, each list closed by None (never a handle): lists of other lengths make other keys.
+            key = (op_type, attr_handle, *in_desc_handles, None, *in_bufs, None, *out_desc_handles, None, *out_bufs)
+            plan = _find_plan(key)
+            if plan is not None:
+                for handle in key[2:]:  # every handle a plain int (see above)
+                    if handle is not None and type(handle) is not int:
+                        break
+                else:
+                    if plan.epoch == versions.epoch and plan.generation == memory.space.generation:
+                        pins = plan.referents(plan.refs)  # what ``take`` does when no stamp was set since its last look
+                        found = None if None in pins else (plan, pins)
+                    else:
+                        found = plans.take(key)  # the stamps read again
+                    if found is not None:
+                        plan, pins = found
+                        try:
+                            if checker.enabled:
+                                _queue(plan, pins, resolve_stream(stream_handle))
+                            else:
+                                stream = _find_stream(stream_handle)
+                                if stream is None:
+                                    stream = resolve_stream(stream_handle)  # the default stream (0), or an error
+                                run_into, buffers = plan.compiled.run_into, plan.buffers
+                                if not (
+                                    plan.small and not plan.copies and stream.run_here(plan.name, run_into, buffers)
+                                ):
+                                    enqueue(stream, plan.name, _run, (plan, pins, None), plan.small)  # as _queue does
+                        except AclError:
+                            pass  # refused before anything was done (a stream gone): the whole way's code and line
+                        else:
+                            cache.hits += 1  # a statistic (see OpCache.hits)
+                            return 0
+        given = (op_type, in_desc_handles, in_bufs, out_desc_handles, out_bufs, attr_handle, stream_handle)
+        return hand_on(whole, given, args, kwargs)
+
+    return execute_v2
 
 
 def execute(

@@ -22,6 +22,7 @@ from openacl.errors import AclCode, AclError
 from openacl.log import get_logger
 from openacl.runtime import checker, memory, report
 from openacl.runtime import context as _context
+from openacl.runtime.entry import NOT_GIVEN, hand_on
 from openacl.runtime.handles import HandleTable
 from openacl.runtime.sched import lock as _lock
 from openacl.runtime.sched.engine import Engine
@@ -272,19 +273,28 @@ def resolve(handle: int) -> Stream:
     return stream
 
 
-def caught_up(handle: int) -> bool:
-    """``synchronize_stream``'s hot path: True if the stream ``handle`` names has finished everything enqueued on it
-    and has no failure to report, with nothing else done; False if the whole call must run (the default stream, an
-    unknown handle, a stream with work, a failure, tracing or checking). What ``Stream.synchronize``'s first test
-    reads, without LOCK, and why that is sound: see there."""
-    stream = streams.find(handle)
-    return (
-        stream is not None
-        and stream._caught_up == stream._next_seq
-        and stream.failure is None
-        and trace.recorder is None
-        and not checker.enabled
-    )
+def synchronize_entry(whole: Callable[..., int]) -> Callable[..., int]:
+    """``acl.rt.synchronize_stream`` as programs call it (see ``runtime.entry``): 0 at once if the stream the
+    handle names has finished everything enqueued on it and has no failure to report; any other call (the
+    default stream, an unknown handle, a stream with work, a failure, tracing or checking) goes to ``whole``.
+    What ``Stream.synchronize``'s first test reads, without LOCK, and why that is sound: see there."""
+    find = streams.find
+
+    def synchronize_stream(handle=NOT_GIVEN, /, *args, **kwargs) -> int:
+        if type(handle) is int and not (args or kwargs):
+            stream = find(handle)
+            if (
+                stream is not None
+                and stream._caught_up == stream._next_seq
+                and stream.failure is None
+                and trace.recorder is None
+                and not checker.enabled
+            ):
+                return 0
+            return whole(handle)
+        return hand_on(whole, (handle,), args, kwargs)
+
+    return synchronize_stream
 
 
 def resolve_in_context(handle: int) -> Stream:
@@ -311,15 +321,6 @@ def launch_callback(fn, user_data, block_type: int, handle: int) -> None:
     report.launch(fn, user_data, block_type, resolve_in_context(handle), own_frames=4)
 
 
-class _NotGiven:
-    """An argument the entry's caller left out (``launch_entry``)."""
-
-    __slots__ = ()
-
-
-_NOT_GIVEN = _NotGiven()
-
-
 def launch_entry(whole: Callable[..., int]) -> Callable[..., int]:
     """``acl.rt.launch_callback`` as programs call it: the common call posted in this one frame, any other call
     handed to ``whole`` (the facade's wrapper: its parse, checks, codes and log lines).
@@ -339,7 +340,7 @@ def launch_entry(whole: Callable[..., int]) -> Callable[..., int]:
     no_block, try_lock, unlock = report.ACL_CALLBACK_NO_BLOCK, LOCK.acquire, LOCK.release
 
     def launch_callback(
-        fn=_NOT_GIVEN, user_data=_NOT_GIVEN, block_type=_NOT_GIVEN, handle=_NOT_GIVEN, /, *args, **kwargs
+        fn=NOT_GIVEN, user_data=NOT_GIVEN, block_type=NOT_GIVEN, handle=NOT_GIVEN, /, *args, **kwargs
     ) -> int:
         if (
             not checker.enabled
@@ -386,10 +387,9 @@ def launch_entry(whole: Callable[..., int]) -> Callable[..., int]:
                         unlock()
                 if posted:
                     return 0
-        if handle is not _NOT_GIVEN and not (args or kwargs):
+        if handle is not NOT_GIVEN and not (args or kwargs):
             return whole(fn, user_data, block_type, handle)  # the common call under check, or a BLOCK callback
-        given = [value for value in (fn, user_data, block_type, handle) if value is not _NOT_GIVEN]
-        return whole(*given, *args, **kwargs)  # (only trailing parameters can be left out)
+        return hand_on(whole, (fn, user_data, block_type, handle), args, kwargs)
 
     return launch_callback
 

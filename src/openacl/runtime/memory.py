@@ -502,6 +502,11 @@ def view_array(addr: int, shape: tuple[int, ...], dtype: np.dtype, *, by_host: b
         raise AclError(_INVALID, f"shape {shape}: {exc}") from None
 
 
+def view_pinned(pin: Region, addr: int, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    """``view_array`` of memory a caller has already checked and holds (``pin``): nothing looked up again."""
+    return _view(pin, addr, math.prod(shape) * dtype.itemsize).view(dtype).reshape(shape)
+
+
 def _view(pin: Region, addr: int, nbytes: int) -> np.ndarray:
     """``nbytes`` of ``pin`` from ``addr`` as a uint8 array; the array holds the region's bytes (a pin for as
     long as the array lives), and is read-only where the region is."""

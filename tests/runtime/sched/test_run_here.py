@@ -153,26 +153,34 @@ def test_regression_a_failure_left_before_work_here_is_still_reported(stream, ru
     s.synchronize()
 
 
+def _caught_up(handle: int) -> bool:
+    """Whether ``synchronize_stream``'s entry answers at once (True) or hands the call on (False)."""
+    handed_on = []
+    answer = stream_mod.synchronize_entry(lambda *args: handed_on.append(args) or 0)(handle)
+    assert answer == 0 and handed_on in ([], [(handle,)])
+    return not handed_on
+
+
 def test_synchronize_streams_first_test_is_the_lock_free_one(stream, run_here):
-    """``synchronize_stream``'s hot path (``device.caught_up``) says done only where ``Stream.synchronize``'s first
-    test does: a caught-up stream with no failure to report; anything else is the whole call's."""
+    """``synchronize_stream``'s entry (``device.synchronize_entry``) says done only where ``Stream.synchronize``'s
+    first test does: a caught-up stream with no failure to report; anything else is the whole call's."""
     s = stream_mod.resolve(stream)
     assert run_here(s, "here", lambda: None, ()) is True
-    assert stream_mod.caught_up(stream) is True
-    assert stream_mod.caught_up(0) is False  # the default stream: resolved by the whole call
-    assert stream_mod.caught_up(stream + 1) is False  # no such stream: the whole call's error
+    assert _caught_up(stream) is True
+    assert _caught_up(0) is False  # the default stream: resolved by the whole call
+    assert _caught_up(stream + 1) is False  # no such stream: the whole call's error
 
     def fail() -> None:
         raise AclError(AclCode.ACL_ERROR_FAILURE, "boom")
 
     assert run_here(s, "fails", fail, ()) is True
-    assert stream_mod.caught_up(stream) is False  # a failure to report
+    assert _caught_up(stream) is False  # a failure to report
     assert acl.rt.synchronize_stream(stream) == AclCode.ACL_ERROR_FAILURE
-    assert stream_mod.caught_up(stream) is False  # a failed run leaves the lock-free test unset: LOCK's decides
+    assert _caught_up(stream) is False  # a failed run leaves the lock-free test unset: LOCK's decides
     assert acl.rt.synchronize_stream(stream) == 0
     gate = threading.Event()
     s.enqueue(work_task("gate", lambda: gate.wait(10)))
-    assert stream_mod.caught_up(stream) is False  # work to wait for
+    assert _caught_up(stream) is False  # work to wait for
     gate.set()
     assert acl.rt.synchronize_stream(stream) == 0
 
@@ -180,7 +188,7 @@ def test_synchronize_streams_first_test_is_the_lock_free_one(stream, run_here):
 def test_synchronize_streams_first_test_leaves_checking_to_the_whole_call(stream, checking, run_here):
     s = stream_mod.resolve(stream)
     assert run_here(s, "here", lambda: None, ()) is True
-    assert stream_mod.caught_up(stream) is False
+    assert _caught_up(stream) is False
     assert acl.rt.synchronize_stream(stream) == 0
 
 
