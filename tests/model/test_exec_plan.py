@@ -16,11 +16,14 @@ from onnx import TensorProto, helper
 
 import acl
 from openacl import onnxrt
+from openacl.dump import format as dump_format
+from openacl.dump import reader as dump_reader
 from openacl.dump import sink
 from openacl.errors import AclCode
 from openacl.model import model as model_table
 from openacl.model import plan as model_plan
 from openacl.model import profiled
+from openacl.model.model import DEMO_MODEL
 from openacl.runtime import checker, memory
 from tests.aipp_models import YUV420SP_U8, aipp_model, static_conf
 from tests.dump.test_model_dump import dump_files, write_config
@@ -300,7 +303,8 @@ def test_a_dumped_step_of_a_planned_pair_runs_its_outputs_on_the_plan(ctx, tmp_p
     assert acl.init() == 0
     out = tmp_path / "dump"
     out.mkdir()
-    config = write_config(tmp_path / "d.json", dump_path=str(out), dump_list=[{"model_name": "tinynet"}], dump_step="2")
+    dump_list = [{"model_name": "tinynet"}]
+    config = write_config(tmp_path / "d.json", dump_path=str(out), dump_list=dump_list, dump_step="2", dump_mode="all")
     assert acl.mdl.init_dump() == 0 and acl.mdl.set_dump(config) == 0
     io = ModelIO()
     runs = _spy_on_plan_runs(monkeypatch)
@@ -309,7 +313,12 @@ def test_a_dumped_step_of_a_planned_pair_runs_its_outputs_on_the_plan(ctx, tmp_p
     assert acl.mdl.finalize_dump() == 0
     acl.finalize()
     assert runs == [1, 1]  # steps 2 (dumped) and 3: the plan was made after step 1
-    assert {p.parent.name for p in dump_files(out)} == {"2"}
+    files = dump_files(out)
+    assert {p.parent.name for p in files} == {"2"}
+    # The observed run read step 2's input through the plan's bindings (``ExecPlan.feeds``).
+    first = onnx.load(DEMO_MODEL).graph.node[0]
+    (path,) = [p for p in files if f".{dump_format.sanitize(first.name)}." in p.name]
+    np.testing.assert_array_equal(dump_reader.read_dump(path.read_bytes()).inputs[0], demo_input(2))
 
 
 def test_a_callback_dump_leaves_the_pairs_plan_standing(ctx, monkeypatch):
