@@ -32,7 +32,7 @@ import threading
 import traceback
 import weakref
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from openacl import atfork, atomicfile, lazy
@@ -667,11 +667,12 @@ def on_event_reached(event: object) -> None:
 _holding = threading.local()  # .streams: {stream handle: its epoch} of the BLOCK callbacks this thread runs
 
 
-def ordered_callback(stream: object, fn, blocking: bool, own_frames: int = 2):
-    """``fn`` as a stream callback: when it runs, the host is ordered after what was queued before it. A BLOCK
-    callback also holds its stream: what was queued after it cannot run before it returns, so the callback's own
-    accesses do not race those tasks. Its launch is kept raw, for ``on_callbacks_dropped``, from above the
-    ``own_frames`` frames that called this one and are openacl's for certain."""
+def ordered_callback(stream: object, fn, blocking: bool, own_frames: int = 2) -> tuple[Callable, RawSite]:
+    """``fn`` as a stream callback, and its launch site: when it runs, the host is ordered after what was queued
+    before it (``fn`` itself when nothing was unordered). A BLOCK callback also holds its stream: what was queued
+    after it cannot run before it returns, so the callback's own accesses do not race those tasks. The launch
+    site is kept raw (its task carries it, for ``on_callbacks_dropped``), from above the ``own_frames`` frames
+    that called this one and are openacl's for certain."""
     handle = stream.handle  # type: ignore[attr-defined]
     ordered = _ordered_after(handle, fn)
     if blocking:
@@ -692,13 +693,7 @@ def ordered_callback(stream: object, fn, blocking: bool, own_frames: int = 2):
                 else:
                     held[handle] = outer
 
-    elif ordered is fn:  # a wrapper of its own, to carry the launch site
-
-        def ordered(*args: object) -> object:
-            return fn(*args)
-
-    ordered.launched_at = raw_site(skip=own_frames)  # type: ignore[attr-defined]
-    return ordered
+    return ordered, raw_site(skip=own_frames)
 
 
 def _ordered_after(handle: int, fn):
@@ -714,11 +709,12 @@ def _ordered_after(handle: int, fn):
     return callback
 
 
-def on_callbacks_dropped(stream_id: int, fns: list, why: str) -> None:
+def on_callbacks_dropped(stream_id: int, sites: list[RawSite], why: str) -> None:
     """Callbacks launched on a stream that no thread will run any more: CANN leaves them undefined (the stream
     reaches a callback no thread serves); openacl drops them with a warning. Misuse, at the call that found them
-    (a synchronize, an unsubscribe) and the first one's launch."""
-    launched = [site_of(fn.launched_at) for fn in fns if hasattr(fn, "launched_at")]
+    (a synchronize, an unsubscribe) and the first one's launch (``sites``: the launch sites of those launched
+    under check)."""
+    launched = [site_of(site) for site in sites]
     if launched:
         _record(
             Finding(

@@ -355,7 +355,7 @@ def launch_entry(whole: Callable[..., int]) -> Callable[..., int]:
                 task = new_task(Task)  # see the invariant
                 task.kind = task.name = callback
                 task.state = pending
-                task.stream = task.work = task.event = task.waiters = None
+                task.stream = task.work = task.event = task.waiters = task.site = None
                 task.seq = task.gen = task.thread = task.reached_ns = 0
                 task.fn = fn
                 task.user_data = user_data

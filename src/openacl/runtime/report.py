@@ -250,9 +250,9 @@ def _detach_locked(reporter: ReportThread, stream: Stream, reason: str, misuse: 
     stream.subscription = None
     reporter.streams.discard(stream)
     if misuse and checker.enabled:
-        fns = [task.fn for task in stream.pending_callback_tasks_locked()]
-        if fns:  # reported after LOCK, on this thread: its stack still holds the program's call
-            _lock.defer(checker.on_callbacks_dropped, stream.id, fns, misuse)
+        sites = [task.site for task in stream.pending_callback_tasks_locked() if task.site is not None]
+        if sites:  # reported after LOCK, on this thread: its stack still holds the program's call
+            _lock.defer(checker.on_callbacks_dropped, stream.id, sites, misuse)
     dropped, _running = stream.drop_callbacks_locked()
     if dropped:
         _lock.log_locked(
@@ -297,9 +297,10 @@ def launch(fn, user_data, block_type: int, stream: Stream, own_frames: int = 1) 
             AclCode.ACL_ERROR_RT_STREAM_NO_CB_REG,
             f"stream {stream.id} is not bound to any thread; call subscribe_report first",
         )
-    if checker.enabled:
-        fn = checker.ordered_callback(stream, fn, blocking, own_frames + 1)  # ordered after what came before it
-    stream.enqueue(Task(TaskKind.CALLBACK, "callback", None, fn, user_data, blocking))  # positional: the hot path
+    task = Task(TaskKind.CALLBACK, "callback", None, fn, user_data, blocking)  # positional: the hot path
+    if checker.enabled:  # ordered after what came before it; its launch site kept
+        task.fn, task.site = checker.ordered_callback(stream, fn, blocking, own_frames + 1)
+    stream.enqueue(task)
 
 
 def process_report(timeout_ms: int) -> None:

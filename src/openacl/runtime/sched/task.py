@@ -62,6 +62,7 @@ class Task:
         "queued_ns",
         "reached_ns",
         "seq",
+        "site",
         "state",
         "stream",
         "thread",
@@ -94,6 +95,7 @@ class Task:
         self.waiters: list[Waker] | None = None
         self.queued_ns = trace.now_ns() if trace.recorder is not None else 0
         self.reached_ns = 0
+        self.site: tuple | None = None  # CALLBACK under openacl check: where it was launched (``checker.raw_site``)
 
     def __repr__(self) -> str:
         where = f" stream={self.stream.id}" if self.stream is not None else ""
