@@ -132,8 +132,10 @@ def write(buf: np.ndarray, lay: Layout, ws: int, hs: int, planes: Planes, left: 
 
 def interleave(first: np.ndarray, second: np.ndarray, out: np.ndarray) -> None:
     """``out[:, 0::2] = first`` and ``out[:, 1::2] = second`` (a semi-planar picture's chroma pairs), as
-    16-bit words on a little-endian machine: two contiguous passes instead of two byte-strided copies (a
-    720p frame's chroma in 46 us instead of 118).
+    16-bit words on a little-endian machine: ``second`` shifted into a scratch array of words, then one
+    contiguous pass that adds ``first`` into ``out``, instead of two byte-strided copies (a 720p frame's chroma
+    in 46 us instead of 118, warm). ``out`` is touched once: a decoded picture's output buffer is cold, and
+    a second pass over it cost 85 us a frame where this costs 66 (a VDEC frame, cold).
 
     The words pass writes both bytes of a pair before it reads ``first``: where ``first`` or ``second`` may be
     ``out``'s own bytes (a VPC crop onto its own picture), the byte-strided copies, which leave each other's
@@ -149,8 +151,7 @@ def interleave(first: np.ndarray, second: np.ndarray, out: np.ndarray) -> None:
         out[:, 1::2] = second
         return
     words = out.view(np.uint16)  # word i of a row: bytes 2i (low) and 2i + 1 (high)
-    np.left_shift(second, 8, out=words, dtype=np.uint16)
-    np.bitwise_or(words, first, out=words)
+    np.bitwise_or(np.left_shift(second, 8, dtype=np.uint16), first, out=words)
 
 
 # acldvppBorderType -> numpy's pad mode: CONSTANT, REPLICATE (aaa|abc), REFLECT (cba|abc), REFLECT_101 (cb|abc)
