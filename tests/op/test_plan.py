@@ -524,3 +524,30 @@ def test_a_call_over_a_loan_leaves_no_plan(stream):
     sink.ChunkTarget().write(sink.OutgoingFile("/dump", "file", [memoryview(part)], part.nbytes, callback=callback))
     assert results == [0, 0, 0, 0]
     np.testing.assert_array_equal(add.result(), x + x)
+
+
+class _LoudHandle:
+    """Not a handle: equal to nothing, and it notes every hash taken of it."""
+
+    hashed = 0
+
+    def __hash__(self) -> int:
+        type(self).hashed += 1
+        return 0
+
+
+def test_regression_the_execute_entry_hashed_handles_that_are_not_ints(stream):
+    """The execute_v2 entry built its plan key from the lists before it tested their handles: an unhashable
+    one raised TypeError("unhashable type") out of the entry, and another object's own ``__hash__`` ran. Every
+    handle is tested first now; such a call gets the wrapper's answer, as before the entry."""
+    x = np.arange(6, dtype=F32).reshape(2, 3)
+    add = Call("Add", [x, x], (2, 3))
+    assert add(stream) == 0  # a plan, so that a key lookup could find something
+    for odd in ([1, 8], {1, 2}, _LoudHandle()):
+        args = ("Add", add.in_descs, [add.ins[0], odd], [add.out_desc], add.outs, add.attr, stream)
+        with pytest.raises(TypeError) as entered:
+            acl.op.execute_v2(*args)
+        with pytest.raises(TypeError) as wrapped:
+            acl.op.execute_v2.__wrapped__(*args)
+        assert str(entered.value) == str(wrapped.value) and "unhashable" not in str(entered.value)
+    assert _LoudHandle.hashed == 0

@@ -297,38 +297,53 @@ def repeat_entry(whole: Callable[..., int]) -> Callable[..., int]:
             and op_type.isascii()
             and "\x00" not in op_type
         ):
-            # The handles, each list closed by None (never a handle): lists of other lengths make other keys.
-            key = (op_type, attr_handle, *in_desc_handles, None, *in_bufs, None, *out_desc_handles, None, *out_bufs)
-            plan = _find_plan(key)
+            # Every handle a plain int (see above), before the key is hashed: hashing runs a handle's own __hash__.
+            # One loop per list, written out: no tuple of the lists per call.
+            plain = True
+            for handle in in_desc_handles:
+                if type(handle) is not int:
+                    plain = False
+                    break
+            for handle in in_bufs if plain else ():
+                if type(handle) is not int:
+                    plain = False
+                    break
+            for handle in out_desc_handles if plain else ():
+                if type(handle) is not int:
+                    plain = False
+                    break
+            for handle in out_bufs if plain else ():
+                if type(handle) is not int:
+                    plain = False
+                    break
+            plan = None
+            if plain:
+                # The handles, each list closed by None (never a handle): lists of other lengths make other keys.
+                key = (op_type, attr_handle, *in_desc_handles, None, *in_bufs, None, *out_desc_handles, None, *out_bufs)
+                plan = _find_plan(key)
             if plan is not None:
-                for handle in key[2:]:  # every handle a plain int (see above)
-                    if handle is not None and type(handle) is not int:
-                        break
+                if plan.epoch == versions.epoch and plan.generation == memory.space.generation:
+                    pins = plan.referents(plan.refs)  # what ``take`` does when no stamp was set since its last look
+                    found = None if None in pins else (plan, pins)
                 else:
-                    if plan.epoch == versions.epoch and plan.generation == memory.space.generation:
-                        pins = plan.referents(plan.refs)  # what ``take`` does when no stamp was set since its last look
-                        found = None if None in pins else (plan, pins)
-                    else:
-                        found = plans.take(key)  # the stamps read again
-                    if found is not None:
-                        plan, pins = found
-                        try:
-                            if checker.enabled:
-                                _queue(plan, pins, resolve_stream(stream_handle))
-                            else:
-                                stream = _find_stream(stream_handle)
-                                if stream is None:
-                                    stream = resolve_stream(stream_handle)  # the default stream (0), or an error
-                                run_into, buffers = plan.compiled.run_into, plan.buffers
-                                if not (
-                                    plan.small and not plan.copies and stream.run_here(plan.name, run_into, buffers)
-                                ):
-                                    enqueue(stream, plan.name, _run, (plan, pins, None), plan.small)  # as _queue does
-                        except AclError:
-                            pass  # refused before anything was done (a stream gone): the whole way's code and line
+                    found = plans.take(key)  # the stamps read again
+                if found is not None:
+                    plan, pins = found
+                    try:
+                        if checker.enabled:
+                            _queue(plan, pins, resolve_stream(stream_handle))
                         else:
-                            cache.hits += 1  # a statistic (see OpCache.hits)
-                            return 0
+                            stream = _find_stream(stream_handle)
+                            if stream is None:
+                                stream = resolve_stream(stream_handle)  # the default stream (0), or an error
+                            run_into, buffers = plan.compiled.run_into, plan.buffers
+                            if not (plan.small and not plan.copies and stream.run_here(plan.name, run_into, buffers)):
+                                enqueue(stream, plan.name, _run, (plan, pins, None), plan.small)  # as _queue does
+                    except AclError:
+                        pass  # refused before anything was done (a stream gone): the whole way's code and line
+                    else:
+                        cache.hits += 1  # a statistic (see OpCache.hits)
+                        return 0
         given = (op_type, in_desc_handles, in_bufs, out_desc_handles, out_bufs, attr_handle, stream_handle)
         return hand_on(whole, given, args, kwargs)
 
