@@ -17,7 +17,7 @@ from openacl.dump import sink
 from openacl.errors import AclCode
 from openacl.op import compiled, execute, plan
 from openacl.op import tensor_desc as _desc
-from openacl.runtime import memory
+from openacl.runtime import checker, memory
 from openacl.runtime.sched.lock import LOCK
 from tests.op.conftest import desc_for, from_device, make_attr, to_device
 
@@ -551,3 +551,31 @@ def test_regression_the_execute_entry_hashed_handles_that_are_not_ints(stream):
             acl.op.execute_v2.__wrapped__(*args)
         assert str(entered.value) == str(wrapped.value) and "unhashable" not in str(entered.value)
     assert _LoudHandle.hashed == 0
+
+
+@pytest.fixture
+def checking():
+    """``openacl check`` on for one test, from a clean slate, and everything it found forgotten after."""
+    checker.reset()
+    checker.take_findings()
+    checker.enable()
+    try:
+        yield
+    finally:
+        checker.enable(False)
+        checker.reset()
+        checker.take_findings()
+
+
+def test_regression_under_check_a_planned_call_on_a_destroyed_stream_was_reported_twice(ctx, checking):
+    """The execute_v2 entry resolved a planned call's stream under check, which reports a destroyed one, then
+    handed the refused call on to the whole way, which reported it again (count 2). Under check every call goes
+    the whole way now: one resolve, one finding."""
+    x = np.ones(4, F32)
+    add = Call("Add", [x, x], (4,))
+    stream, _ = acl.rt.create_stream()
+    assert add(stream) == 0 and add(stream) == 0
+    assert acl.rt.destroy_stream(stream) == 0
+    assert add(stream) == INVALID
+    stale = [f for f in checker.findings() if "stream" in f.what and "destroyed" in f.what]
+    assert [f.count for f in stale] == [1]

@@ -440,6 +440,27 @@ def test_misuse_a_callback_left_on_a_stream_whose_thread_exited_is_found_at_sync
     }
 
 
+def _launch_in_a_helper(stream: int) -> int:
+    return acl.rt.launch_callback(lambda data: None, None, 0, stream)  # launch: in a helper
+
+
+def test_misuse_a_dropped_callbacks_launch_site_holds_the_programs_frames_above_the_launch(checking, stream):
+    """The launch site is taken above openacl's frames (``raw_site``'s skip): its first frame is the program's
+    launch line, and the program's caller follows it."""
+    thread = threading.Thread(target=lambda: None)
+    thread.start()
+    thread.join()
+    assert acl.rt.subscribe_report(thread.ident, stream) == 0
+    assert _launch_in_a_helper(stream) == 0  # launch: the helper's caller
+    assert acl.rt.synchronize_stream(stream) == 0
+    [misuse] = [f for f in checker.findings() if f.kind == "misuse"]
+    queued = dict(misuse.sites)["queued"]
+    assert [line for _, line, _ in queued[:2]] == [
+        _line_with("# launch: in a helper"),
+        _line_with("# launch: the helper's caller"),
+    ]
+
+
 def test_misuse_callbacks_dropped_by_unsubscribe_report(checking, stream):
     idle = threading.Event()
     thread = threading.Thread(target=idle.wait)  # subscribed, never calls process_report

@@ -380,7 +380,8 @@ def api(
     the function the program calls. That function does the common call in its own frame and hands every other
     call, untouched, to the wrapper (``openacl.runtime.entry``): the common call costs one frame, not the
     wrapper's and a body's. It carries the wrapper's name and attributes; it must test its arguments as the
-    wrapper's parse would accept them, and raise nothing the wrapper would have turned into a code.
+    wrapper's parse would accept them, and raise nothing the wrapper would have turned into a code (an entry
+    that cannot allocate hands the call on, having done nothing).
     """
     if entry is not None and returns != RET:
         raise ValueError("api: entry is for functions that return their code only")

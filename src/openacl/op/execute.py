@@ -256,20 +256,19 @@ def repeat_entry(whole: Callable[..., int]) -> Callable[..., int]:
     (``handle_list`` and ``execute``).
 
     Plain means what the wrapper's parse and ``handle_list`` pass on as they are: an ASCII ``str`` op type
-    without NUL, ``int`` attr and stream handles, and for each handle list a ``list`` of ``int`` handles.
-
-    A plan's key holds
-    only such handles, in range, so a plain list equal to its part of the key is exactly those handles; a
-    float or a numpy integer that compares equal to one is not plain, and is refused by the whole way.
+    without NUL, ``int`` attr and stream handles, and for each handle list a ``list`` of ``int`` handles. A
+    plan's key holds only such handles, in range, so a plain list equal to its part of the key is exactly those
+    handles; a float or a numpy integer that compares equal to one is not plain, and is refused by the whole
+    way. Under ``openacl check`` every call goes the whole way, checked in full: a stale stream is resolved, and
+    reported, once.
 
     The hot path of small operators, written out in the one frame the program calls (each Python frame less is
-    measurable on a
-    call of a few microseconds: calling ``take`` instead of its all-equal case inline measured 0.05 to 0.15 more
-    on the op benchmark's Add [16] ratio, four runs each, side by side): ``take`` when nothing changed since the
-    plan's last look, inline; then, for a
-    small operator writing every output in place on an idle stream, ``compiled.run_into`` at once, on the
-    calling thread (``Stream.run_here``). Its memory is as the take found it (the generation): a free by
-    another thread after the take is ordered after this call, and the pins keep the bytes until the run ends,
+    measurable on a call of a few microseconds: calling ``take`` instead of its all-equal case inline measured
+    0.05 to 0.15 more on the op benchmark's Add [16] ratio, four runs each, side by side): ``take`` when nothing
+    changed since the plan's last look, inline; then, for a small operator writing every output in place on an
+    idle stream, ``compiled.run_into`` at once, on the calling thread (``Stream.run_here``). Its memory is as the
+    take found it (the generation): a free by another thread after the take is ordered after this call, and the
+    pins keep the bytes until the run ends,
     so ``_run``'s look at the memory table at run time (for a task that waited in a queue) has nothing to add.
     """
 
@@ -287,6 +286,7 @@ def repeat_entry(whole: Callable[..., int]) -> Callable[..., int]:
     ) -> int:
         if (
             not (args or kwargs)
+            and not checker.enabled  # under check the whole way: one resolve, one declaration, one finding
             and type(op_type) is str
             and type(attr_handle) is int
             and type(stream_handle) is int
@@ -319,7 +319,22 @@ def repeat_entry(whole: Callable[..., int]) -> Callable[..., int]:
             plan = None
             if plain:
                 # The handles, each list closed by None (never a handle): lists of other lengths make other keys.
-                key = (op_type, attr_handle, *in_desc_handles, None, *in_bufs, None, *out_desc_handles, None, *out_bufs)
+                try:
+                    key = (
+                        op_type,
+                        attr_handle,
+                        *in_desc_handles,
+                        None,
+                        *in_bufs,
+                        None,
+                        *out_desc_handles,
+                        None,
+                        *out_bufs,
+                    )
+                except MemoryError:  # nothing done: the wrapper's answer (ACL_ERROR_BAD_ALLOC, one line)
+                    return whole(
+                        op_type, in_desc_handles, in_bufs, out_desc_handles, out_bufs, attr_handle, stream_handle
+                    )
                 plan = _find_plan(key)
             if plan is not None:
                 if plan.epoch == versions.epoch and plan.generation == memory.space.generation:
@@ -330,15 +345,12 @@ def repeat_entry(whole: Callable[..., int]) -> Callable[..., int]:
                 if found is not None:
                     plan, pins = found
                     try:
-                        if checker.enabled:
-                            _queue(plan, pins, resolve_stream(stream_handle))
-                        else:
-                            stream = _find_stream(stream_handle)
-                            if stream is None:
-                                stream = resolve_stream(stream_handle)  # the default stream (0), or an error
-                            run_into, buffers = plan.compiled.run_into, plan.buffers
-                            if not (plan.small and not plan.copies and stream.run_here(plan.name, run_into, buffers)):
-                                enqueue(stream, plan.name, _run, (plan, pins, None), plan.small)  # as _queue does
+                        stream = _find_stream(stream_handle)
+                        if stream is None:
+                            stream = resolve_stream(stream_handle)  # the default stream (0), or an error
+                        run_into, buffers = plan.compiled.run_into, plan.buffers
+                        if not (plan.small and not plan.copies and stream.run_here(plan.name, run_into, buffers)):
+                            enqueue(stream, plan.name, _run, (plan, pins, None), plan.small)  # as _queue does
                     except AclError:
                         pass  # refused before anything was done (a stream gone): the whole way's code and line
                     else:

@@ -48,7 +48,7 @@ _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))  # s
 _RUNNER_FILES = ("runpy.py", "threading.py", "<frozen runpy>")
 _RUNNER_DIRS = ("/_pytest/", "/pluggy/")  # a test's frames end at the test function
 _SITE_DEPTH = 6
-_RAW_DEPTH = 4  # frames a raw site keeps: the program's innermost, above the openacl frames a caller skips
+_RAW_DEPTH = 4  # frames a raw site keeps: the program's innermost four, above the openacl frames a caller skips
 _FREED_HISTORY = 4096
 _OUTLIVES_ACL = ("GE session",)  # not pyACL's: alive at acl.finalize is fine, at exit it leaked
 # Freed memory is kept (not handed back) while its record is in the history, up to this many bytes in all, so a
@@ -162,11 +162,12 @@ RawSite = tuple[tuple[object, int], ...]  # (code, instruction offset) of the ca
 def raw_site(skip: int = 0) -> RawSite:
     """``site()`` for a hot path whose site is rarely reported (a callback's launch): the frames' code and offset
     only, unfiltered (no file name is looked at, no line computed, no frame kept alive); ``site_of`` makes it a
-    site when it is needed. ``skip``: how many of the caller's callers are openacl's own for certain (each frame
-    walked costs about 130 ns: Python makes its frame object on the way)."""
+    site when it is needed. It starts above the caller and ``skip`` of the caller's callers, those that are
+    openacl's own for certain (each frame walked costs about 130 ns: Python makes its frame object on the
+    way)."""
     frames = []
     try:
-        frame = sys._getframe(1 + skip)  # jumps there, making no frame object for the frames skipped
+        frame = sys._getframe(2 + skip)  # jumps there, making no frame object for the frames skipped
     except ValueError:  # a shallower stack than ``skip`` says: nothing of the program's
         return ()
     for _ in range(_RAW_DEPTH):

@@ -352,15 +352,18 @@ def launch_entry(whole: Callable[..., int]) -> Callable[..., int]:
             ctx = local.context
             stream = find(handle) if handle else getattr(ctx, "default_stream", None)
             if stream is not None and stream.context is ctx and not ctx.destroyed and callable(fn):
-                task = new_task(Task)  # see the invariant
-                task.kind = task.name = callback
-                task.state = pending
-                task.stream = task.work = task.event = task.waiters = task.site = None
-                task.seq = task.gen = task.thread = task.reached_ns = 0
-                task.fn = fn
-                task.user_data = user_data
-                task.blocking = False
-                task.queued_ns = trace.now_ns() if trace.recorder is not None else 0
+                try:
+                    task = new_task(Task)  # see the invariant
+                    task.kind = task.name = callback
+                    task.state = pending
+                    task.stream = task.work = task.event = task.waiters = task.site = None
+                    task.seq = task.gen = task.thread = task.reached_ns = 0
+                    task.fn = fn
+                    task.user_data = user_data
+                    task.blocking = False
+                    task.queued_ns = trace.now_ns() if trace.recorder is not None else 0
+                except MemoryError:  # nothing posted: the wrapper's answer (ACL_ERROR_BAD_ALLOC, one line)
+                    return whole(fn, user_data, block_type, handle)
                 if not try_lock(False):
                     _lock.acquire()
                 try:

@@ -89,3 +89,22 @@ def test_acl_launch_callback_is_the_entry_with_the_wrappers_name():
     assert acl.rt.launch_callback.acl_name == "acl.rt.launch_callback"
     assert acl.rt.launch_callback.acl_format == "OOik"
     assert acl.rt.launch_callback.__code__.co_filename == device.__file__
+
+
+def test_the_entry_hands_a_call_it_cannot_allocate_for_on(stream, monkeypatch):
+    """Out of memory building the task, nothing posted yet: the call goes to the wrapper, whose answer is
+    ACL_ERROR_BAD_ALLOC with one log line."""
+
+    def no_memory(cls):
+        raise MemoryError
+
+    monkeypatch.setattr(Task, "__new__", no_memory)
+    handed_on = []
+    launch = device.launch_entry(lambda *args: handed_on.append(args) or 200000)
+    target = device.resolve(stream)
+    report.subscribe(threading.get_ident(), target)
+    try:
+        assert launch(_noop, None, report.ACL_CALLBACK_NO_BLOCK, stream) == 200000
+    finally:
+        report.unsubscribe(threading.get_ident(), target)
+    assert handed_on == [(_noop, None, report.ACL_CALLBACK_NO_BLOCK, stream)] and not target._in_flight
