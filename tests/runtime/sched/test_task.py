@@ -91,16 +91,20 @@ def test_acl_launch_callback_is_the_entry_with_the_wrappers_name():
     assert acl.rt.launch_callback.__code__.co_filename == device.__file__
 
 
-def test_the_entry_hands_a_call_it_cannot_allocate_for_on(stream, monkeypatch):
+def test_the_entry_hands_a_call_it_cannot_allocate_for_on(stream):
     """Out of memory building the task, nothing posted yet: the call goes to the wrapper, whose answer is
     ACL_ERROR_BAD_ALLOC with one log line."""
 
-    def no_memory(cls):
-        raise MemoryError
+    class NoMemory:
+        def __new__(cls, *args):
+            raise MemoryError
 
-    monkeypatch.setattr(Task, "__new__", no_memory)
     handed_on = []
-    launch = device.launch_entry(lambda *args: handed_on.append(args) or 200000)
+    # The entry takes ``Task.__new__`` once, when it is made: made while ``Task`` names a class that cannot be
+    # allocated, it keeps that one's (``Task`` itself is left alone: a class's ``__new__`` cannot be put back).
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(device, "Task", NoMemory)
+        launch = device.launch_entry(lambda *args: handed_on.append(args) or 200000)
     target = device.resolve(stream)
     report.subscribe(threading.get_ident(), target)
     try:
