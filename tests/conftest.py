@@ -23,6 +23,7 @@ openacl.install()
 
 import acl  # noqa: E402  (resolves to openacl's facade)
 from openacl import ge, process  # noqa: E402
+from openacl.runtime import checker  # noqa: E402
 from openacl.runtime import device as rt_device  # noqa: E402
 from openacl.runtime.sched.task import work_task  # noqa: E402
 
@@ -137,3 +138,17 @@ def acl_log(caplog):
     """Captures openacl's log records (the ``openacl`` logger propagates unless printing to stdout)."""
     caplog.set_level(logging.DEBUG, logger="openacl")
     return caplog
+
+
+@pytest.fixture
+def checking():
+    """``openacl check`` on for one test, from a clean slate, and everything it found forgotten after."""
+    checker.reset()
+    checker.take_findings()
+    checker.enable()
+    try:
+        yield
+    finally:
+        checker.enable(False)
+        checker.reset()
+        checker.take_findings()

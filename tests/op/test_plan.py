@@ -553,20 +553,6 @@ def test_regression_the_execute_entry_hashed_handles_that_are_not_ints(stream):
     assert _LoudHandle.hashed == 0
 
 
-@pytest.fixture
-def checking():
-    """``openacl check`` on for one test, from a clean slate, and everything it found forgotten after."""
-    checker.reset()
-    checker.take_findings()
-    checker.enable()
-    try:
-        yield
-    finally:
-        checker.enable(False)
-        checker.reset()
-        checker.take_findings()
-
-
 def test_regression_under_check_a_planned_call_on_a_destroyed_stream_was_reported_twice(ctx, checking):
     """The execute_v2 entry resolved a planned call's stream under check, which reports a destroyed one, then
     handed the refused call on to the whole way, which reported it again (count 2). Under check every call goes
