@@ -163,7 +163,7 @@ def _lists(qualname: str, **lists: object) -> list[list[int]]:
 
 
 def _execute_whole(q: str, op_type, input_desc, inputs, output_desc, outputs, attr, stream) -> None:
-    """``execute_v2`` and ``execute`` when the call is not a plain repeat (``repeat`` said no): every check."""
+    """``execute_v2`` and ``execute`` when the call is not a plain repeat (the entry handed it on): every check."""
     _execute.execute(
         op_type,
         handle_list(input_desc, q, "input_desc"),

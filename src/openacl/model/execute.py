@@ -179,10 +179,11 @@ def run(
     plan, once) and each planned operator's tensors; it never reaches into the model.
 
     Decision: a dumped step's outputs come from the same optimised session as any other step's, and its dump from
-    the observed run of the model's own operators beside it, so turning a dump on never changes what a program
-    reads (the two runs differ by onnxruntime's fusions, ~1e-6 relative). A dumped step therefore costs one plain
-    run more; docs/models-and-dumps.md gives the measured cost of this and of the alternatives. A profiled
-    step (``acl.prof``) runs on the model's profiled twin instead (``openacl.model.profiled``)."""
+    the observed run of the model's own operators beside it, so turning a dump on never changes what a program reads
+    (the two runs differ by onnxruntime's fusions, ~1e-6 relative). The observed run comes first: it reads the
+    inputs before the plain run writes the outputs (which may be the inputs' own buffers). A dumped step therefore
+    costs one plain run more; docs/models-and-dumps.md gives the measured cost of this and of the alternatives. A
+    profiled step (``acl.prof``) runs on the model's profiled twin instead (``openacl.model.profiled``)."""
     feeds = aipp.resolve(feeds)
     index = model.next_step()
     step = dump_session.step_for(model.id, model.name, index)

@@ -374,8 +374,9 @@ def execute(
     """``aclopExecuteV2``, the whole way: run one operator asynchronously on a stream.
 
     The call is worked out and checked in full, and leaves its plan for the next identical call, which takes it
-    (``repeat``, which the facade tries first). A call whose output descs get their real shapes written here
-    leaves none: its descs change with the call, so the plan would never match; nor does a call over a loan."""
+    (``repeat_entry``'s function, which the program calls first). A call whose output descs get their real shapes
+    written here leaves none: its descs change with the call, so the plan would never match; nor does a call over a
+    loan."""
     _check_lengths(in_desc_handles, in_bufs, out_desc_handles, out_bufs)
     epoch = versions.epoch  # before any stamp (versions)
     in_descs, out_descs = _descs(in_desc_handles), _descs(out_desc_handles)
@@ -387,7 +388,7 @@ def execute(
     plan, pins = bind(compiled, in_descs, in_bufs, out_descs, out_bufs, seen, epoch)
     # A plan over a loan (a dump chunk's memory) is for this call only: a loan's end does not move the memory
     # generation (``memory.AddressSpace``), so a kept one could outlive its bytes.
-    if not rewritten and not any(region.lent for region in pins):  # the key as ``repeat`` builds it
+    if not rewritten and not any(region.lent for region in pins):  # the key as ``repeat_entry`` builds it
         plans.put(
             (op_type, attr_handle, *in_desc_handles, None, *in_bufs, None, *out_desc_handles, None, *out_bufs), plan
         )

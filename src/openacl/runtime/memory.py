@@ -82,11 +82,11 @@ class Region:
 class AddressSpace:
     """Known regions, sorted by start address.
 
-    Invariant: ``generation`` moves on (under the lock) with every removal of a region (a free, an unmapping, the
-    end of a loan (``lent``), a sweep that forgets a registration, a reset) and every addition of a read-only
-    one. A caller that checked addresses at one generation may take them as checked while the generation is
-    still the same (``op.plan``, ``model.plan``): every region it found is still known, with the range, kind and
-    writability it had, and a check made now would find what it found.
+    Invariant: ``generation`` moves on (under the lock) with every removal of a region (a free, an unmapping, a
+    sweep that forgets a registration, a reset) and every addition of a read-only one, loans excepted (below). A
+    caller that checked addresses at one generation may take them as checked while the generation is still the same
+    (``op.plan``, ``model.plan``): every region it found is still known, with the range, kind and writability it
+    had, and a check made now would find what it found.
 
     Adding a writable region (an allocation, a registration of writable memory, a mapping) does not move it: a
     new region takes nothing from the ones a caller found, and a check meeting it instead of an older one over
@@ -443,8 +443,9 @@ def array_address(array: np.ndarray) -> int:
 def lent(array: np.ndarray) -> Iterator[int]:
     """The address of a C-contiguous array, readable through the checked API only inside the ``with``.
 
-    For memory the runtime hands to user code for the length of one call (dump chunks): unlike
-    ``array_address``, nothing keeps the array alive or known once the call is over.
+    For memory the runtime hands to user code for the length of one call (an exception-info record; the dump's
+    chunks use ``loan`` directly): unlike ``array_address``, nothing keeps the array alive or known once the call
+    is over.
     """
     region = loan(array)
     space.add(region)
